@@ -1,0 +1,1 @@
+"""Command-line interface: one small module per command; the work lives in the library."""

@@ -1,0 +1,58 @@
+"""``ascend-compat run [--simulate npu] script.py args...`` / ``run -m module args...``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ascend-compat run",
+        description="Run a Python script or module like `python`, on the simulated NPU if asked.",
+    )
+    p.add_argument("--simulate", choices=["npu"], help="run on the simulated NPU (sets ASCEND_COMPAT_SIMULATE)")
+    p.add_argument("-m", dest="module", metavar="MODULE", help="run a library module as a script")
+    p.add_argument("target", nargs="?", help="script path (when -m is not given)")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
+    return p
+
+
+def add_parser(sub: Any) -> None:
+    sp = sub.add_parser("run", help="run a script or module (like python), optionally on the simulated NPU")
+    sp.set_defaults(func=lambda ns: 0)
+
+
+def _split(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Split our options from the target and its arguments (the first positional or -m MODULE ends ours)."""
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "-m":
+            return argv[: i + 2], argv[i + 2 :]
+        if a == "--simulate":
+            i += 2
+            continue
+        if a.startswith("--simulate="):
+            i += 1
+            continue
+        if a in ("-h", "--help"):
+            return argv[: i + 1], []
+        return argv[: i + 1], argv[i + 1 :]
+    return argv, []
+
+
+def main(argv: list[str]) -> int:
+    ours, rest = _split(argv)
+    ns = _parser().parse_args(ours)
+    if ns.module is None and ns.target is None:
+        _parser().error("give a script path or -m MODULE")
+    if ns.simulate:
+        os.environ["ASCEND_COMPAT_SIMULATE"] = ns.simulate
+    from ascend_compat.runner import run_target
+
+    return run_target(script=ns.target, module=ns.module, args=rest)
+
+

@@ -1,0 +1,293 @@
+"""A simulated Ascend NPU: a real ``npu`` torch device whose memory lives on the host.
+
+``install()`` registers the device (PrivateUse1 renamed to ``npu``), a ``torch.npu`` module with torch_npu's
+surface, an importable ``torch_npu`` look-alike with reference fused ops, autocast on ``npu`` and a simulated
+``hccl`` process-group backend. Ops run their CPU kernels on the same memory, so results equal CPU results.
+
+What it models: device placement and its errors, device count and ordinals, memory accounting and OOM, per-device
+RNG, streams/events (synchronous), autocast casting, chip dtype limits (no bf16 on 310P), a float64 policy and
+ops that torch_npu runs on the CPU (with torch_npu's warning). What it does not model: timing, NPU kernels and
+their numerics (results are bit-identical to CPU), private formats (NZ), graph mode, HCCL topology.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Callable, Optional
+
+from ascend_compat.simulate.errors import SimulationError
+
+__all__ = [
+    "MIN_TORCH",
+    "SimConfig",
+    "SimulationError",
+    "config",
+    "configure",
+    "fallback_counts",
+    "install",
+    "install_from_env",
+    "is_installed",
+    "on_fallback",
+    "reset_fallback_counts",
+]
+
+#: Oldest torch the simulator's technique supports (C++ PrivateUse1 hooks with generators and pinned memory,
+#: torch.Stream/torch.Event, torch.accelerator streams). Tested on 2.13.
+MIN_TORCH = (2, 9)
+TORCH_NPU_VERSION = "0.0.0+simulated"  # replaced at install by the running torch's X.Y.0+simulated
+
+_FLOAT64 = {"allow": 0, "warn": 1, "error": 2}
+_LOCK = threading.RLock()
+_CONFIG: Optional[SimConfig] = None
+_FALLBACK_CALLBACKS: list[Callable[[str], None]] = []
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """How the simulated NPU behaves. ``device_count`` and ``chip`` are fixed once installed."""
+
+    device_count: int = 1
+    chip: str = "910B"
+    float64: str = "allow"
+    unsupported_ops: tuple[str, ...] = field(default_factory=tuple)
+    memory_limit: Optional[int] = None  # bytes per device; None = the chip's capacity
+
+
+def is_installed() -> bool:
+    """True once ``install()`` ran in this process."""
+    return _CONFIG is not None
+
+
+def config() -> Optional[SimConfig]:
+    """The active configuration, or None when not installed."""
+    return _CONFIG
+
+
+def _check_environment() -> None:
+    spec = importlib.util.find_spec("torch_npu") if "torch_npu" not in sys.modules else None
+    if spec is not None and spec.origin != "ascend-compat-simulated":
+        raise SimulationError(
+            f"a real torch_npu is importable ({spec.origin}); refusing to simulate an NPU on a machine that has the "
+            "real runtime. Uninstall torch_npu or use a separate environment for simulation."
+        )
+    import torch
+
+    parts = torch.__version__.split("+")[0].split(".")
+    current = (int(parts[0]), int("".join(ch for ch in parts[1] if ch.isdigit()) or 0))
+    needed = [
+        ("torch.accelerator.set_stream", hasattr(torch, "accelerator") and hasattr(torch.accelerator, "set_stream")),
+        ("torch.Event", hasattr(torch, "Event")),
+        ("torch.utils.rename_privateuse1_backend", hasattr(torch.utils, "rename_privateuse1_backend")),
+    ]
+    missing = [name for name, ok in needed if not ok]
+    if missing or current < MIN_TORCH:
+        raise SimulationError(
+            f"the simulated NPU needs torch >= {MIN_TORCH[0]}.{MIN_TORCH[1]} (running {torch.__version__}"
+            + (f"; missing {', '.join(missing)}" if missing else "")
+            + ")"
+        )
+
+
+def _apply_limits(cfg: SimConfig) -> None:
+    from ascend_compat.simulate import _state
+
+    ext = _state.ext()
+    if cfg.float64 not in _FLOAT64:
+        raise ValueError(f"float64 policy must be one of {sorted(_FLOAT64)}, got {cfg.float64!r}")
+    ext.set_float64_policy(_FLOAT64[cfg.float64])
+    ext.set_unsupported_ops([_op_name(op) for op in cfg.unsupported_ops])
+    for dev in range(cfg.device_count):
+        ext.set_limit(dev, -1 if cfg.memory_limit is None else int(cfg.memory_limit))
+
+
+def _op_name(op: str) -> str:
+    """Accept 'aten::add.Tensor', 'add.Tensor' or 'aten::nonzero' and return the qualified form."""
+    return op if "::" in op else f"aten::{op}"
+
+
+def install(
+    device_count: int = 1,
+    chip: str = "910B",
+    *,
+    float64: str = "allow",
+    unsupported_ops: Iterable[str] = (),
+    memory_limit: Optional[int] = None,
+) -> SimConfig:
+    """Install the simulated NPU in this process (idempotent) and return its configuration.
+
+    Args:
+        device_count: number of simulated devices (``npu:0`` ... ``npu:N-1``).
+        chip: a profile from ``chips.json`` (``910B``, ``910B4``, ``310P``); 310P has no bf16.
+        float64: ``allow``, ``warn`` (once per op) or ``error`` for float64 computation on the npu.
+        unsupported_ops: aten ops to treat as unsupported by the NPU: they still run, with torch_npu's
+            "fall back to run on the CPU" warning, a counter and the ``on_fallback`` callbacks.
+        memory_limit: bytes per device before ``torch.OutOfMemoryError``; default the chip's capacity.
+
+    Raises:
+        SimulationError: a real torch_npu is importable, torch is too old, the extension cannot be built, or
+            the simulator is already installed with another device count or chip.
+    """
+    global _CONFIG, TORCH_NPU_VERSION
+    from ascend_compat.simulate import _state
+
+    profiles = _state.chip_profiles()
+    if chip not in profiles:
+        raise ValueError(f"unknown chip {chip!r}; known: {', '.join(sorted(profiles))}")
+    if not 1 <= int(device_count) <= 64:
+        raise ValueError(f"device_count must be between 1 and 64, got {device_count}")
+    new = SimConfig(int(device_count), chip, float64, tuple(unsupported_ops), memory_limit)
+    with _LOCK:
+        if _CONFIG is not None:
+            if (_CONFIG.device_count, _CONFIG.chip) != (new.device_count, new.chip):
+                raise SimulationError(
+                    f"the simulated NPU is already installed with device_count={_CONFIG.device_count}, "
+                    f"chip={_CONFIG.chip!r}; these cannot change within a process"
+                )
+            _apply_limits(new)
+            _CONFIG = new
+            return new
+        _check_environment()
+        import torch
+
+        from ascend_compat.simulate import _build, _finder
+
+        ext = _build.load_extension()
+        profile = profiles[chip]
+        ext.configure(new.device_count, int(profile["total_memory_gib"]) << 30, bool(profile["bf16"]), profile["device_name"])
+        _state._EXT, _state._CHIP = ext, dict(profile, chip=chip)
+        _apply_limits(new)
+
+        current = torch._C._get_privateuse1_backend_name()
+        if current not in ("privateuseone", "npu"):
+            raise SimulationError(f"PrivateUse1 is already registered as {current!r} in this process")
+        if current != "npu":
+            torch.utils.rename_privateuse1_backend("npu")
+        if not hasattr(torch.Tensor, "is_npu"):
+            torch.utils.generate_methods_for_privateuse1_backend(
+                for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
+            )
+        from ascend_compat.simulate import hccl, npu_amp, npu_module
+
+        torch._register_device_module("npu", npu_module)
+        sys.modules["torch.npu"] = npu_module
+        sys.modules["torch.npu.amp"] = npu_amp
+        hccl.register()
+        ext.set_fallback_hook(_dispatch_fallback)
+        ext.route_to_cpu(_ops_with_cpu_and_composite_kernels(torch))
+        TORCH_NPU_VERSION = "{}.{}.0+simulated".format(*torch.__version__.split("+")[0].split(".")[:2])
+        _finder.install_finder(TORCH_NPU_VERSION)
+        _CONFIG = new
+        return new
+
+
+def configure(
+    *,
+    float64: Optional[str] = None,
+    unsupported_ops: Optional[Iterable[str]] = None,
+    memory_limit: Optional[int] = -1,
+) -> SimConfig:
+    """Change the simulated limits of an installed simulator (``memory_limit=None`` removes the limit)."""
+    global _CONFIG
+    with _LOCK:
+        if _CONFIG is None:
+            raise SimulationError("the simulated NPU is not installed: call ascend_compat.simulate.install() first")
+        new = _CONFIG
+        if float64 is not None:
+            new = replace(new, float64=float64)
+        if unsupported_ops is not None:
+            new = replace(new, unsupported_ops=tuple(unsupported_ops))
+        if memory_limit != -1:
+            new = replace(new, memory_limit=memory_limit)
+        _apply_limits(new)
+        _CONFIG = new
+        return new
+
+
+def _parse_bytes(text: str) -> int:
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+    t = text.strip().lower().rstrip("ib").rstrip("b")
+    if t and t[-1] in units:
+        return int(float(t[:-1]) * units[t[-1]])
+    return int(t)
+
+
+def _ops_with_cpu_and_composite_kernels(torch: object) -> list[str]:
+    """aten ops whose PrivateUse1 dispatch would pick a composite kernel although CPU has its own."""
+    c = torch._C  # type: ignore[attr-defined]
+    has = c._dispatch_has_kernel_for_dispatch_key
+    skip = {"aten::view", "aten::as_strided", "aten::_reshape_alias", "aten::resize_", "aten::_copy_from"}
+    return [
+        name
+        for name in c._dispatch_get_all_op_names()
+        if name.startswith("aten::")
+        and name not in skip
+        and has(name, "CPU")
+        and not has(name, "CompositeImplicitAutograd")
+        and (has(name, "CompositeExplicitAutograd") or has(name, "CompositeExplicitAutogradNonFunctional"))
+    ]
+
+
+def install_from_env(default: bool = False) -> Optional[SimConfig]:
+    """Install from ``ASCEND_COMPAT_SIMULATE=npu`` and the ``ASCEND_COMPAT_SIM_*`` variables.
+
+    ``ASCEND_COMPAT_SIM_DEVICES`` (default: ``LOCAL_WORLD_SIZE`` under torchrun, else 1),
+    ``ASCEND_COMPAT_SIM_CHIP``, ``ASCEND_COMPAT_SIM_FLOAT64``, ``ASCEND_COMPAT_SIM_UNSUPPORTED_OPS``
+    (comma-separated), ``ASCEND_COMPAT_SIM_MEMORY_LIMIT`` (bytes, or e.g. ``2GiB``).
+    Returns None when simulation is not requested and ``default`` is False.
+    """
+    target = os.environ.get("ASCEND_COMPAT_SIMULATE", "").strip().lower()
+    if not target and not default:
+        return None
+    if target and target != "npu":
+        raise SimulationError(f"ASCEND_COMPAT_SIMULATE={target!r}: only 'npu' can be simulated")
+    if _CONFIG is not None and not any(k.startswith("ASCEND_COMPAT_SIM_") for k in os.environ):
+        return _CONFIG
+    env = os.environ
+    devices = int(env.get("ASCEND_COMPAT_SIM_DEVICES") or env.get("LOCAL_WORLD_SIZE") or 1)
+    ops = tuple(op.strip() for op in env.get("ASCEND_COMPAT_SIM_UNSUPPORTED_OPS", "").split(",") if op.strip())
+    limit = env.get("ASCEND_COMPAT_SIM_MEMORY_LIMIT")
+    return install(
+        device_count=devices,
+        chip=env.get("ASCEND_COMPAT_SIM_CHIP", "910B"),
+        float64=env.get("ASCEND_COMPAT_SIM_FLOAT64", "allow"),
+        unsupported_ops=ops,
+        memory_limit=_parse_bytes(limit) if limit else None,
+    )
+
+
+# --- fallback monitor ------------------------------------------------------------------------------------------
+
+
+def _dispatch_fallback(op: str) -> None:
+    for callback in list(_FALLBACK_CALLBACKS):
+        callback(op)
+
+
+def on_fallback(callback: Callable[[str], None]) -> Callable[[], None]:
+    """Call ``callback(op_name)`` each time an unsupported op falls back to the CPU; returns an unsubscribe."""
+    _FALLBACK_CALLBACKS.append(callback)
+
+    def unsubscribe() -> None:
+        if callback in _FALLBACK_CALLBACKS:
+            _FALLBACK_CALLBACKS.remove(callback)
+
+    return unsubscribe
+
+
+def fallback_counts() -> dict[str, int]:
+    """How often each unsupported op fell back to the CPU since install (or the last reset)."""
+    from ascend_compat.simulate import _state
+
+    return dict(_state.ext().fallback_counts())
+
+
+def reset_fallback_counts() -> None:
+    """Zero the counters (and let each op warn once more)."""
+    from ascend_compat.simulate import _state
+
+    _state.ext().reset_fallback_counts()

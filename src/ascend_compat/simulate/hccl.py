@@ -1,0 +1,134 @@
+"""A simulated ``hccl`` process-group backend for npu tensors, built on gloo through host memory.
+
+Registered under the name ``hccl`` for the ``npu`` device, so ``init_process_group("hccl")``, DDP and the
+collectives work across ``torchrun`` workers. Each collective runs gloo on zero-copy CPU views of the npu
+tensors (the simulated device's memory is host memory), then completes a future holding the npu tensors, so
+callers such as DDP's reducer get their npu tensors back. Collectives are synchronous.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any, Callable
+
+import torch
+import torch.distributed as dist
+
+from ascend_compat.simulate import _state
+
+_C10D = torch._C._distributed_c10d
+
+
+def _cpu(t: torch.Tensor) -> torch.Tensor:
+    if t.device.type != "npu":
+        raise RuntimeError(f"hccl (simulated) only accepts npu tensors, got a tensor on {t.device}")
+    return _state.ext().cpu_alias(t)
+
+
+def _cpu_list(ts: list[torch.Tensor]) -> list[torch.Tensor]:
+    return [_cpu(t) for t in ts]
+
+
+def _done(result: Any) -> Any:
+    fut: torch.futures.Future[Any] = torch.futures.Future()
+    fut.set_result(result)
+    return _C10D._create_work_from_future(fut)
+
+
+class ProcessGroupHCCLSim(_C10D.Backend):
+    """The simulated HCCL backend (one instance per process group)."""
+
+    def __init__(self, store: Any, rank: int, size: int, timeout: timedelta) -> None:
+        super().__init__(rank, size)
+        self._gloo = dist.ProcessGroupGloo(dist.PrefixStore("ascend_compat_hccl_sim/", store), rank, size, timeout)
+
+    def _run(self, op: Callable[..., Any], result: Any, *args: Any) -> Any:
+        op(*args).wait()
+        return _done(result)
+
+    def getBackendName(self) -> str:  # noqa: N802 - c10d's name
+        return "hccl"
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return "hccl"
+
+    def allreduce(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
+        opts = opts or _C10D.AllreduceOptions()
+        return self._run(self._gloo.allreduce, tensors, _cpu_list(tensors), opts)
+
+    def allreduce_coalesced(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
+        opts = opts or _C10D.AllreduceCoalescedOptions()
+        return self._run(self._gloo.allreduce_coalesced, tensors, _cpu_list(tensors), opts)
+
+    def broadcast(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
+        opts = opts or _C10D.BroadcastOptions()
+        return self._run(self._gloo.broadcast, tensors, _cpu_list(tensors), opts)
+
+    def reduce(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
+        opts = opts or _C10D.ReduceOptions()
+        return self._run(self._gloo.reduce, tensors, _cpu_list(tensors), opts)
+
+    def allgather(self, output_lists: list[list[torch.Tensor]], inputs: list[torch.Tensor], opts: Any = None) -> Any:
+        opts = opts or _C10D.AllgatherOptions()
+        outs = [_cpu_list(lst) for lst in output_lists]
+        return self._run(self._gloo.allgather, output_lists, outs, _cpu_list(inputs), opts)
+
+    def _allgather_base(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> Any:  # noqa: A002
+        opts = opts or _C10D.AllgatherOptions()
+        return self._run(self._gloo._allgather_base, [output], _cpu(output), _cpu(input), opts)
+
+    def reduce_scatter(
+        self, outputs: list[torch.Tensor], input_lists: list[list[torch.Tensor]], opts: Any = None
+    ) -> Any:
+        opts = opts or _C10D.ReduceScatterOptions()
+        ins = [_cpu_list(lst) for lst in input_lists]
+        return self._run(self._gloo.reduce_scatter, outputs, _cpu_list(outputs), ins, opts)
+
+    def _reduce_scatter_base(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> Any:  # noqa: A002
+        opts = opts or _C10D.ReduceScatterOptions()
+        return self._run(self._gloo._reduce_scatter_base, [output], _cpu(output), _cpu(input), opts)
+
+    def gather(self, output_lists: list[list[torch.Tensor]], inputs: list[torch.Tensor], opts: Any = None) -> Any:
+        opts = opts or _C10D.GatherOptions()
+        outs = [_cpu_list(lst) for lst in output_lists]
+        return self._run(self._gloo.gather, output_lists, outs, _cpu_list(inputs), opts)
+
+    def scatter(self, outputs: list[torch.Tensor], input_lists: list[list[torch.Tensor]], opts: Any = None) -> Any:
+        opts = opts or _C10D.ScatterOptions()
+        ins = [_cpu_list(lst) for lst in input_lists]
+        return self._run(self._gloo.scatter, outputs, _cpu_list(outputs), ins, opts)
+
+    def alltoall_base(
+        self,
+        output: torch.Tensor,
+        input: torch.Tensor,  # noqa: A002
+        output_split_sizes: list[int],
+        input_split_sizes: list[int],
+        opts: Any = None,
+    ) -> Any:
+        opts = opts or _C10D.AllToAllOptions()
+        return self._run(
+            self._gloo.alltoall_base, [output], _cpu(output), _cpu(input), output_split_sizes, input_split_sizes, opts
+        )
+
+    def barrier(self, opts: Any = None) -> Any:
+        opts = opts or _C10D.BarrierOptions()
+        return self._run(self._gloo.barrier, [], opts)
+
+    def send(self, tensors: list[torch.Tensor], dst: int, tag: int = 0) -> Any:
+        return self._run(self._gloo.send, tensors, _cpu_list(tensors), dst, tag)
+
+    def recv(self, tensors: list[torch.Tensor], src: int, tag: int = 0) -> Any:
+        return self._run(self._gloo.recv, tensors, _cpu_list(tensors), src, tag)
+
+
+def _create(store: Any, rank: int, size: int, timeout: timedelta) -> ProcessGroupHCCLSim:
+    return ProcessGroupHCCLSim(store, rank, size, timeout)
+
+
+def register() -> None:
+    """Register ``hccl`` with torch.distributed (once per process; a real torch_npu would do the same)."""
+    if "hccl" in dist.Backend.backend_list or hasattr(dist.Backend, "HCCL"):
+        return
+    dist.Backend.register_backend("hccl", _create, devices=["npu"])

@@ -1,0 +1,26 @@
+"""Contents of the simulated ``torch_npu`` package (see ``_finder``).
+
+Importing it installs the simulator (if not yet installed), as importing the real torch_npu registers the npu
+device. It exposes the version, ``torch_npu.npu`` (the same object as ``torch.npu``) and the fused ops.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+
+def populate(module: ModuleType) -> None:
+    import torch
+
+    from ascend_compat import simulate
+    from ascend_compat.simulate import fused_ops
+
+    simulate.install_from_env(default=True)
+    if module.__name__ == "torch_npu.npu":
+        module.__dict__.update({k: v for k, v in vars(torch.npu).items() if not k.startswith("__")})
+        return
+    module.__version__ = simulate.TORCH_NPU_VERSION
+    module.npu = torch.npu
+    module.simulated = True
+    for name in fused_ops.__all__:
+        setattr(module, name, getattr(fused_ops, name))

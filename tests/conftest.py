@@ -1,0 +1,53 @@
+"""Shared fixtures.
+
+The simulated NPU renames torch's PrivateUse1 backend, which can happen once per process: in-process tests share
+one installation (2 devices, 910B); tests of other configurations run in their own subprocess (``run_python``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def sim():
+    """The in-process simulated NPU (2 devices, 910B)."""
+    from ascend_compat import simulate
+
+    simulate.install(device_count=2, chip="910B")
+    import torch
+
+    return torch
+
+
+@pytest.fixture(autouse=True)
+def _reset_device():
+    yield
+    from ascend_compat import simulate
+
+    if simulate.is_installed():
+        import torch
+
+        torch.npu.set_device(0)
+
+
+def run_python(code: str, env: dict[str, str] | None = None, timeout: int = 300, cwd: str | None = None):
+    """Run ``code`` in a fresh interpreter; return the CompletedProcess (text mode)."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("ASCEND_COMPAT_")}
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=timeout,
+        cwd=cwd,
+    )
