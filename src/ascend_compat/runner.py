@@ -45,7 +45,7 @@ def run_target(script: Optional[str], module: Optional[str], args: list[str]) ->
             return code
         print(code, file=sys.stderr)
         return 1
-    except BaseException:  # noqa: BLE001 - print like the interpreter, then return its exit code
+    except BaseException:
         etype, value, tb = sys.exc_info()
         # Drop our own frames so the traceback starts at the user's code.
         while tb is not None and tb.tb_frame.f_code.co_filename in (__file__, runpy.__file__):

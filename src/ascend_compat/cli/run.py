@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from typing import Any
 
 
@@ -54,5 +53,3 @@ def main(argv: list[str]) -> int:
     from ascend_compat.runner import run_target
 
     return run_target(script=ns.target, module=ns.module, args=rest)
-
-

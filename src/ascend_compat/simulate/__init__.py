@@ -158,7 +158,8 @@ def install(
 
         ext = _build.load_extension()
         profile = profiles[chip]
-        ext.configure(new.device_count, int(profile["total_memory_gib"]) << 30, bool(profile["bf16"]), profile["device_name"])
+        total = int(profile["total_memory_gib"]) << 30
+        ext.configure(new.device_count, total, bool(profile["bf16"]), profile["device_name"])
         _state._EXT, _state._CHIP = ext, dict(profile, chip=chip)
         _apply_limits(new)
 

@@ -65,9 +65,9 @@ class TorchNpuFinder(importlib.abc.MetaPathFinder):
         return spec
 
     def find_distributions(
-        self, context: importlib.metadata.DistributionFinder.Context = importlib.metadata.DistributionFinder.Context()
+        self, context: Optional[importlib.metadata.DistributionFinder.Context] = None
     ) -> Iterable[importlib.metadata.Distribution]:
-        name = context.name
+        name = context.name if context is not None else None
         if name is None or name.replace("-", "_").lower() == "torch_npu":
             return [_Distribution(self.version)]
         return []

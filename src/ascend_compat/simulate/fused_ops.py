@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Optional
 
 import torch
-import torch.nn.functional as F
+from torch.nn import functional
 
 __all__ = ["npu_fusion_attention", "npu_rms_norm", "npu_rotary_mul", "npu_swiglu"]
 
@@ -39,7 +39,7 @@ def _to_bnsd(x: torch.Tensor, layout: str, heads: Optional[int], head_dim: Optio
     """Bring a BSH/SBH/BSND/BNSD tensor to (B, N, S, D)."""
     if layout in ("BSH", "SBH"):
         if x.dim() != 3:
-            raise ValueError(f"npu_fusion_attention: {name} must be 3-D for layout {layout}, got shape {tuple(x.shape)}")
+            raise ValueError(f"npu_fusion_attention: {name} must be 3-D for layout {layout}, got {tuple(x.shape)}")
         if layout == "SBH":
             x = x.transpose(0, 1)
         b, s, h = x.shape
@@ -176,7 +176,9 @@ def npu_fusion_attention(
     head_dim = None
     if input_layout in ("BSH", "SBH"):
         if query.shape[-1] % head_num:
-            raise ValueError(f"npu_fusion_attention: hidden size {query.shape[-1]} is not divisible by head_num {head_num}")
+            raise ValueError(
+                f"npu_fusion_attention: hidden size {query.shape[-1]} is not divisible by head_num {head_num}"
+            )
         head_dim = query.shape[-1] // head_num
     q = _to_bnsd(query, input_layout, head_num, head_dim, "query")
     k = _to_bnsd(key, input_layout, None, head_dim or q.shape[-1], "key")
@@ -247,9 +249,7 @@ def _tnd_attention(
     tkv, nkv = key.shape[0], key.shape[1]
     cu_q, cu_kv = [int(x) for x in cu_q], [int(x) for x in cu_kv]
     if cu_q[-1] != tq or cu_kv[-1] != tkv:
-        raise ValueError(
-            f"npu_fusion_attention: cumulative lengths end at {cu_q[-1]}/{cu_kv[-1]} but T is {tq}/{tkv}"
-        )
+        raise ValueError(f"npu_fusion_attention: cumulative lengths end at {cu_q[-1]}/{cu_kv[-1]} but T is {tq}/{tkv}")
     if nq != head_num or nq % nkv:
         raise ValueError(f"npu_fusion_attention: bad head counts: query {nq}, key/value {nkv}, head_num {head_num}")
     if d > _MAX_HEAD_DIM:
@@ -293,7 +293,7 @@ def npu_rms_norm(x: torch.Tensor, gamma: torch.Tensor, epsilon: float = 1e-6) ->
 
 
 def npu_rotary_mul(
-    input: torch.Tensor,  # noqa: A002 - torch_npu's argument name
+    input: torch.Tensor,
     r1: torch.Tensor,
     r2: torch.Tensor,
     rotary_mode: str = "half",
@@ -309,7 +309,7 @@ def npu_rotary_mul(
     return input * r1 + rotated * r2
 
 
-def npu_swiglu(input: torch.Tensor, dim: int = -1) -> torch.Tensor:  # noqa: A002
+def npu_swiglu(input: torch.Tensor, dim: int = -1) -> torch.Tensor:
     """SwiGLU: split ``input`` in two along ``dim`` and return ``silu(a) * b``."""
     a, b = input.chunk(2, dim=dim)
-    return F.silu(a) * b
+    return functional.silu(a) * b

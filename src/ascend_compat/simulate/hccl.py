@@ -35,7 +35,7 @@ def _done(result: Any) -> Any:
     return _C10D._create_work_from_future(fut)
 
 
-class ProcessGroupHCCLSim(_C10D.Backend):
+class ProcessGroupHCCLSim(dist.ProcessGroup):
     """The simulated HCCL backend (one instance per process group)."""
 
     def __init__(self, store: Any, rank: int, size: int, timeout: timedelta) -> None:
@@ -49,8 +49,7 @@ class ProcessGroupHCCLSim(_C10D.Backend):
     def getBackendName(self) -> str:  # noqa: N802 - c10d's name
         return "hccl"
 
-    @property
-    def name(self) -> str:  # type: ignore[override]
+    def name(self) -> str:
         return "hccl"
 
     def allreduce(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
@@ -74,7 +73,7 @@ class ProcessGroupHCCLSim(_C10D.Backend):
         outs = [_cpu_list(lst) for lst in output_lists]
         return self._run(self._gloo.allgather, output_lists, outs, _cpu_list(inputs), opts)
 
-    def _allgather_base(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> Any:  # noqa: A002
+    def _allgather_base(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> Any:
         opts = opts or _C10D.AllgatherOptions()
         return self._run(self._gloo._allgather_base, [output], _cpu(output), _cpu(input), opts)
 
@@ -85,7 +84,7 @@ class ProcessGroupHCCLSim(_C10D.Backend):
         ins = [_cpu_list(lst) for lst in input_lists]
         return self._run(self._gloo.reduce_scatter, outputs, _cpu_list(outputs), ins, opts)
 
-    def _reduce_scatter_base(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> Any:  # noqa: A002
+    def _reduce_scatter_base(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> Any:
         opts = opts or _C10D.ReduceScatterOptions()
         return self._run(self._gloo._reduce_scatter_base, [output], _cpu(output), _cpu(input), opts)
 
@@ -102,7 +101,7 @@ class ProcessGroupHCCLSim(_C10D.Backend):
     def alltoall_base(
         self,
         output: torch.Tensor,
-        input: torch.Tensor,  # noqa: A002
+        input: torch.Tensor,
         output_split_sizes: list[int],
         input_split_sizes: list[int],
         opts: Any = None,

@@ -12,9 +12,7 @@ __all__ = ["GradScaler", "autocast", "custom_bwd", "custom_fwd"]
 class autocast(torch.amp.autocast_mode.autocast):  # noqa: N801 - torch_npu's name
     """``torch.npu.amp.autocast(dtype=torch.float16)``: ``torch.autocast("npu", ...)``."""
 
-    def __init__(
-        self, enabled: bool = True, dtype: torch.dtype = torch.float16, cache_enabled: bool = True
-    ) -> None:
+    def __init__(self, enabled: bool = True, dtype: torch.dtype = torch.float16, cache_enabled: bool = True) -> None:
         super().__init__("npu", enabled=enabled, dtype=dtype, cache_enabled=cache_enabled)
 
 

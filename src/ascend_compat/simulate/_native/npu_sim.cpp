@@ -93,7 +93,7 @@ static std::string format_bytes(int64_t n) {
 
 static void check_dtype(caffe2::TypeMeta dtype) {
   if (!g_bf16_supported.load(std::memory_order_relaxed) && dtype == caffe2::TypeMeta::Make<c10::BFloat16>()) {
-    TORCH_CHECK_TYPE(
+    TORCH_CHECK(
         false, "torch.bfloat16 is not supported on ", g_chip,
         " (the chip has no bf16 compute); use torch.float16 instead");
   }
@@ -596,7 +596,7 @@ static void note_unsupported(OpInfo* info) {
 static void apply_float64_policy(OpInfo* info) {
   int policy = g_float64_policy.load(std::memory_order_relaxed);
   if (policy == 2) {
-    TORCH_CHECK_TYPE(
+    TORCH_CHECK(
         false, "torch.float64 is not supported by the NPU operator ", info->name, " on ", g_chip,
         " (float64 policy 'error'); cast to torch.float32");
   }
