@@ -2,10 +2,34 @@
 
 Importing this package imports no torch and patches nothing. Subpackages:
 
+- ``ascend_compat.cuda_shim``: ``activate()`` / ``deactivate()`` / ``activated()``, the runtime shim.
+- ``ascend_compat.backends``: the declarative accelerator backends and their detection order.
 - ``ascend_compat.simulate``: a simulated ``npu`` device for development and CI without Ascend hardware.
+
+``ASCEND_COMPAT_AUTO_ACTIVATE=1`` activates the shim when this package is imported.
 """
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
 __version__ = "0.1.0"
-__all__ = ["__version__"]
+__all__ = ["__version__", "activate", "activated", "deactivate", "is_activated"]
+
+_SHIM_NAMES = {"activate", "activated", "deactivate", "is_activated"}
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, so that `import ascend_compat` imports no torch.
+    if name in _SHIM_NAMES:
+        from ascend_compat import cuda_shim
+
+        return getattr(cuda_shim, name)
+    raise AttributeError(f"module 'ascend_compat' has no attribute {name!r}")
+
+
+if os.environ.get("ASCEND_COMPAT_AUTO_ACTIVATE", "").lower() in ("1", "true", "yes"):
+    from ascend_compat.cuda_shim import activate as _activate
+
+    _activate()

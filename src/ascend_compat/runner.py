@@ -6,23 +6,61 @@ import os
 import runpy
 import sys
 import traceback
-from typing import Optional
+from typing import Any, Optional
 
 
-def _prepare() -> None:
+def _prepare(backend: Optional[str], report: bool) -> None:
     if os.environ.get("ASCEND_COMPAT_SIMULATE"):
         from ascend_compat import simulate
 
         simulate.install_from_env()
+    from ascend_compat import cuda_shim
+
+    cuda_shim.set_reporting(report)
+    target = cuda_shim.activate(backend)
+    if report:
+        reason = cuda_shim.noop_reason()
+        where = f"CUDA -> {target}" if target else f"inactive ({reason})"
+        print(f"ascend-compat: {where}", file=sys.stderr, flush=True)
 
 
-def run_target(script: Optional[str], module: Optional[str], args: list[str]) -> int:
+def print_report(stream: Any = None) -> None:
+    """The redirections that ran, most frequent first."""
+    from ascend_compat import cuda_shim
+
+    stream = stream or sys.stderr
+    counts = sorted(cuda_shim.redirect_counts().items(), key=lambda kv: (-kv[1], kv[0]))
+    backend = cuda_shim.active_backend()
+    target = backend.device_type if backend is not None else "none"
+    print(f"\nascend-compat report: CUDA calls redirected to '{target}'", file=stream)
+    if not counts:
+        print("  (none)", file=stream)
+    for name, n in counts:
+        print(f"  {n:>8}  {name}", file=stream)
+    stream.flush()
+
+
+def run_target(
+    script: Optional[str],
+    module: Optional[str],
+    args: list[str],
+    backend: Optional[str] = None,
+    report: bool = False,
+) -> int:
     """Run ``script`` (a path) or ``module`` with ``args`` as ``sys.argv[1:]``; return the exit code.
 
     Behaves like the interpreter: ``__name__ == "__main__"``, ``__file__`` set, the script's directory first on
     ``sys.path``, ``SystemExit`` codes honoured and uncaught exceptions printed with exit code 1.
     """
-    _prepare()
+    _prepare(backend, report)
+    try:
+        return _run(script, module, args)
+    finally:
+        if report:
+            print_report()
+
+
+def _run(script: Optional[str], module: Optional[str], args: list[str]) -> int:
     old_argv, old_path0 = sys.argv, sys.path[0] if sys.path else None
     try:
         if module is not None:

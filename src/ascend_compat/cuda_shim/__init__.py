@@ -1,0 +1,138 @@
+"""The runtime shim: unchanged CUDA PyTorch code runs on the detected backend (NPU, other accelerators, CPU).
+
+``activate()`` / ``deactivate()`` / ``with activated():`` are reference counted; the first activation applies the
+patch plan through one :class:`~ascend_compat.cuda_shim.ledger.Ledger` (atomically), the last deactivation
+restores every original exactly. With real CUDA or ROCm present, activation is a no-op.
+
+Environment: ``ASCEND_COMPAT_NO_PATCH=1`` (activation does nothing), ``ASCEND_COMPAT_BACKEND`` (override
+detection), ``ASCEND_COMPAT_CUDA_AVAILABLE=auto|true|false``, ``ASCEND_COMPAT_CUDA_CAPABILITY`` (default 8.0),
+``ASCEND_COMPAT_LOG_LEVEL=DEBUG``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Optional
+
+from ascend_compat.cuda_shim import devices
+from ascend_compat.cuda_shim.ledger import Ledger
+
+__all__ = ["activate", "activated", "active_backend", "deactivate", "is_activated", "redirect_counts"]
+
+log = logging.getLogger("ascend_compat")
+_LOCK = threading.RLock()
+_DEPTH = 0
+_LEDGER = Ledger()
+_BACKEND: Optional[type] = None
+_NOOP_REASON: Optional[str] = None
+
+
+def _configure_logging() -> None:
+    level = os.environ.get("ASCEND_COMPAT_LOG_LEVEL")
+    if level:
+        logging.basicConfig()
+        log.setLevel(level.upper())
+
+
+def activate(backend: Optional[str] = None, *, _fail_at: Optional[int] = None) -> Optional[str]:
+    """Activate the shim (nested calls are counted); returns the target device type, or None for a no-op."""
+    global _DEPTH, _BACKEND, _NOOP_REASON
+    _configure_logging()
+    with _LOCK:
+        if _DEPTH > 0:
+            _DEPTH += 1
+            return _BACKEND.device_type if _BACKEND is not None else None
+        if os.environ.get("ASCEND_COMPAT_NO_PATCH", "").lower() in ("1", "true", "yes"):
+            _NOOP_REASON = "ASCEND_COMPAT_NO_PATCH is set"
+            _DEPTH = 1
+            return None
+        if os.environ.get("ASCEND_COMPAT_SIMULATE"):
+            from ascend_compat import simulate
+
+            simulate.install_from_env()
+        import torch
+
+        from ascend_compat import backends
+        from ascend_compat.cuda_shim import patches
+
+        found = backends.detect(backend)
+        if found.backend is None:
+            _NOOP_REASON = found.reason
+            log.info("ascend-compat: %s", found.reason)
+            _DEPTH = 1
+            return None
+        chosen = found.backend
+        if chosen.name != "cpu":
+            chosen.load()
+        devices.TARGET.device_type = chosen.device_type
+        devices.TARGET.accelerator = chosen.name != "cpu"
+        devices.TARGET.real_device = torch.device
+        if chosen.name == "cpu":
+            from ascend_compat.cuda_shim import cpu_device
+
+            chosen = _cpu_backend_with_module(chosen, cpu_device)
+        with _LEDGER.transaction():
+            patches.apply(_LEDGER, chosen, fail_at=_fail_at)
+        _BACKEND, _NOOP_REASON, _DEPTH = chosen, None, 1
+        log.info("ascend-compat: redirecting CUDA to %s (%s)", chosen.device_type, found.reason)
+        return chosen.device_type
+
+
+def _cpu_backend_with_module(base: type, module: Any) -> type:
+    class CPUTarget(base):  # type: ignore[misc, valid-type]
+        @classmethod
+        def device_module(cls) -> Any:
+            return module
+
+    return CPUTarget
+
+
+def deactivate() -> None:
+    """Undo one activation; the last one restores every patched original."""
+    global _DEPTH, _BACKEND
+    with _LOCK:
+        if _DEPTH == 0:
+            return
+        _DEPTH -= 1
+        if _DEPTH == 0:
+            try:
+                _LEDGER.restore()
+            finally:
+                _BACKEND = None
+                devices.TARGET.real_device = None
+
+
+@contextmanager
+def activated(backend: Optional[str] = None) -> Iterator[Optional[str]]:
+    """``with activated():`` — activate for the block, restore after it."""
+    target = activate(backend)
+    try:
+        yield target
+    finally:
+        deactivate()
+
+
+def is_activated() -> bool:
+    """True while at least one activation is open and patches are applied."""
+    return _DEPTH > 0 and _BACKEND is not None
+
+
+def active_backend() -> Optional[type]:
+    return _BACKEND
+
+
+def noop_reason() -> Optional[str]:
+    return _NOOP_REASON
+
+
+def redirect_counts() -> dict[str, int]:
+    """How often each redirection ran (counted only while reporting is on: ``run --report``)."""
+    return dict(devices.COUNTS)
+
+
+def set_reporting(on: bool) -> None:
+    devices.REPORTING = on

@@ -1,0 +1,96 @@
+"""Map CUDA device arguments to the target device, by argument type (never by substring).
+
+Only a ``str`` that *is* a CUDA device spec (``"cuda"``, ``"cuda:1"``), a ``torch.device`` of type cuda, or an
+int ordinal in a device position is translated. ``"/data/cuda_ckpt.pt"`` is just a string and is never touched.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+_CUDA_SPEC = re.compile(r"^cuda(?::(\d+))?$")
+
+
+class Target:
+    """The device the shim redirects to (set at activation)."""
+
+    device_type = "cpu"
+    accelerator = False  # False on CPU fallback
+    real_device: Any = None  # torch's C device type, kept while torch.device is proxied
+
+
+TARGET = Target()
+COUNTS: Counter[str] = Counter()
+REPORTING = False
+
+
+def count(name: str) -> None:
+    if REPORTING:
+        COUNTS[name] += 1
+
+
+def _make(index: Any) -> Any:
+    real = TARGET.real_device
+    if not TARGET.accelerator or index is None:
+        return real(TARGET.device_type)
+    return real(TARGET.device_type, int(index))
+
+
+def map_device(dev: Any, allow_int: bool = True) -> Any:
+    """Translate one device argument; anything that is not a CUDA device comes back unchanged."""
+    real = TARGET.real_device
+    if isinstance(dev, str):
+        m = _CUDA_SPEC.match(dev)
+        if m is None:
+            return dev
+        return _make(m.group(1))
+    if real is not None and type(dev) is real:
+        return _make(dev.index) if dev.type == "cuda" else dev
+    if allow_int and isinstance(dev, int) and not isinstance(dev, bool):
+        return _make(dev)
+    return dev
+
+
+def target_device(index: Any = None) -> Any:
+    """``torch.device`` of the target, with the CUDA-style optional index (int, str or device)."""
+    if index is None:
+        return _make(None) if not TARGET.accelerator else _make(_current_index())
+    mapped = map_device(index)
+    return mapped if not isinstance(mapped, str) else TARGET.real_device(mapped)
+
+
+def _current_index() -> int:
+    import torch
+
+    mod = getattr(torch, TARGET.device_type, None)
+    try:
+        return int(mod.current_device())  # type: ignore[union-attr]
+    except Exception:
+        return 0
+
+
+def map_location(loc: Any) -> Any:
+    """``torch.load(map_location=...)``: str, device, dict (values) or callable; None maps CUDA tags."""
+    if loc is None:
+        return _cuda_tags_to_target
+    if isinstance(loc, dict):
+        return {k: _as_str(map_device(v)) for k, v in loc.items()}
+    if callable(loc):
+        return loc
+    return map_device(loc)
+
+
+def _as_str(dev: Any) -> Any:
+    return str(dev) if TARGET.real_device is not None and type(dev) is TARGET.real_device else dev
+
+
+def _cuda_tags_to_target(storage: Any, location: str) -> Any:
+    """Default restore for checkpoints saved on CUDA: place their storages on the target instead."""
+    if _CUDA_SPEC.match(location):
+        target = str(map_device(location))
+        if target == "cpu":
+            return storage
+        return storage.to(target) if hasattr(storage, "to") else storage
+    return None  # let torch restore other locations as usual

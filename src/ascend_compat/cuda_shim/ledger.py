@@ -1,0 +1,123 @@
+"""One ledger for all monkey-patching.
+
+Every attribute or mapping entry the shim changes goes through a :class:`Ledger`: it records the owner, the
+name and the exact original (the raw class ``__dict__`` entry for classes, so descriptors come back as they were),
+refuses to patch the same place twice, applies a plan atomically (a failure restores everything applied so far)
+and restores in reverse order.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, MutableMapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+_MISSING = object()
+
+
+class PatchConflictError(RuntimeError):
+    """The same attribute was patched twice in one ledger."""
+
+
+class RestoreError(RuntimeError):
+    """Some originals could not be put back; the message lists them."""
+
+
+@dataclass
+class PatchRecord:
+    """What was changed, and what to put back."""
+
+    owner: Any
+    name: str
+    original: Any
+    replacement: Any
+    is_item: bool  # a mapping entry (os.environ, copyreg.dispatch_table) rather than an attribute
+    label: str
+
+    def describe(self) -> str:
+        owner = getattr(self.owner, "__name__", type(self.owner).__name__)
+        return f"{owner}[{self.name!r}]" if self.is_item else f"{owner}.{self.name}"
+
+
+class Ledger:
+    """Records patches; thread-safe; restores in reverse order."""
+
+    def __init__(self) -> None:
+        self._records: list[PatchRecord] = []
+        self._keys: set[tuple[int, str, bool]] = set()
+        self._lock = threading.RLock()
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    @property
+    def records(self) -> tuple[PatchRecord, ...]:
+        return tuple(self._records)
+
+    def _claim(self, owner: Any, name: str, is_item: bool) -> None:
+        key = (id(owner), name, is_item)
+        if key in self._keys:
+            raise PatchConflictError(f"{getattr(owner, '__name__', owner)!s}.{name} is already patched by this ledger")
+        self._keys.add(key)
+
+    def setattr(self, owner: Any, name: str, value: Any, label: str = "") -> Any:
+        """``setattr(owner, name, value)``, recording the exact original; returns the original (or None)."""
+        with self._lock:
+            self._claim(owner, name, False)
+            original = owner.__dict__.get(name, _MISSING) if isinstance(owner, type) else getattr(owner, name, _MISSING)
+            try:
+                setattr(owner, name, value)
+            except BaseException:
+                self._keys.discard((id(owner), name, False))
+                raise
+            self._records.append(PatchRecord(owner, name, original, value, False, label or name))
+            return None if original is _MISSING else original
+
+    def setitem(self, mapping: MutableMapping[Any, Any], key: Any, value: Any, label: str = "") -> None:
+        """``mapping[key] = value`` (or delete when value is None for os.environ-like maps), recorded."""
+        with self._lock:
+            self._claim(mapping, str(key), True)
+            original = mapping.get(key, _MISSING)
+            try:
+                if value is None:
+                    mapping.pop(key, None)
+                else:
+                    mapping[key] = value
+            except BaseException:
+                self._keys.discard((id(mapping), str(key), True))
+                raise
+            self._records.append(PatchRecord(mapping, key, original, value, True, label or str(key)))
+
+    def restore(self) -> None:
+        """Put every original back, newest first. Keeps going past failures and reports them together."""
+        with self._lock:
+            failures = []
+            while self._records:
+                rec = self._records.pop()
+                self._keys.discard((id(rec.owner), str(rec.name), rec.is_item))
+                try:
+                    if rec.is_item:
+                        if rec.original is _MISSING:
+                            rec.owner.pop(rec.name, None)
+                        else:
+                            rec.owner[rec.name] = rec.original
+                    elif rec.original is _MISSING:
+                        delattr(rec.owner, rec.name)
+                    else:
+                        setattr(rec.owner, rec.name, rec.original)
+                except Exception as exc:
+                    failures.append(f"{rec.describe()}: {exc}")
+            if failures:
+                raise RestoreError("could not restore: " + "; ".join(failures))
+
+    @contextmanager
+    def transaction(self) -> Iterator[Ledger]:
+        """Apply patches atomically: if the block raises, everything patched in it (and before) is restored."""
+        with self._lock:
+            try:
+                yield self
+            except BaseException:
+                self.restore()
+                raise

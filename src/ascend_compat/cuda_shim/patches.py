@@ -1,0 +1,280 @@
+"""The shim's patch plan: each entry says why it exists, and goes through the ledger.
+
+Tested on torch 2.13 (CPU build) against the simulated NPU and CPU fallback.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import warnings
+from importlib import resources
+from typing import Any, Callable
+
+from ascend_compat.cuda_shim import devices
+from ascend_compat.cuda_shim.devices import TARGET, count, map_device, target_device
+from ascend_compat.cuda_shim.devices import map_location as _map_location
+from ascend_compat.cuda_shim.ledger import Ledger
+
+# Factories and other functions that take ``device=`` as a keyword.
+FACTORIES = (
+    "zeros ones empty full rand randn randint randperm arange range linspace logspace eye tensor as_tensor asarray "
+    "zeros_like ones_like empty_like full_like rand_like randn_like randint_like empty_strided scalar_tensor "
+    "tril_indices triu_indices normal"
+).split()
+TENSOR_NEW = ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "new_empty_strided")
+
+
+class UnsupportedCudaAPIError(RuntimeError):
+    """A torch.cuda API with no equivalent on the target backend."""
+
+
+def cuda_api_table() -> dict[str, dict[str, str]]:
+    """The classification of torch.cuda names (``cuda_api.json``)."""
+    text = resources.files("ascend_compat.cuda_shim").joinpath("cuda_api.json").read_text("utf-8")
+    return dict(json.loads(text)["names"])
+
+
+def _device_kw(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        d = kwargs.get("device")
+        if d is not None:
+            mapped = map_device(d)
+            if mapped is not d:
+                kwargs["device"] = mapped
+                count(label)
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def _positional_device(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
+    """``Tensor.to`` / ``Module.to``: the device may be the first positional argument or ``device=``."""
+
+    @functools.wraps(fn)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if args:
+            first = args[0]
+            mapped = map_device(first)
+            if mapped is not first:
+                args = (mapped, *args[1:])
+                count(label)
+        d = kwargs.get("device")
+        if d is not None:
+            mapped = map_device(d)
+            if mapped is not d:
+                kwargs["device"] = mapped
+                count(label)
+        return fn(self, *args, **kwargs)
+
+    return wrapper
+
+
+def _tensor_cuda(self: Any, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+    count("Tensor.cuda")
+    memory_format = kwargs.get("memory_format")
+    if memory_format is not None:
+        return self.to(target_device(device), non_blocking=non_blocking, memory_format=memory_format)
+    return self.to(target_device(device), non_blocking=non_blocking)
+
+
+def _tensor_is_cuda(self: Any) -> bool:
+    return self.device.type == TARGET.device_type
+
+
+def _module_cuda(self: Any, device: Any = None) -> Any:
+    count("Module.cuda")
+    return self.to(target_device(device))
+
+
+def _make_device_proxy(real: type) -> type:
+    """A stand-in for ``torch.device`` that stays a type: isinstance, ``int | torch.device`` and pickling work."""
+
+    class _DeviceMeta(type):
+        def __instancecheck__(cls, obj: Any) -> bool:
+            return isinstance(obj, real)
+
+        def __subclasscheck__(cls, sub: type) -> bool:
+            return issubclass(sub, real)
+
+        def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+            dev = real(*args, **kwargs)
+            if dev.type == "cuda":
+                count("torch.device")
+                return map_device(dev)
+            return dev
+
+    proxy = _DeviceMeta("device", (), {"__module__": "torch", "__qualname__": "device", "__doc__": real.__doc__})
+    return proxy
+
+
+def _reduce_device(dev: Any) -> tuple[Any, tuple[Any, ...]]:
+    # Pickle names torch.device (whichever object it is now), so checkpoints load without ascend-compat.
+    import torch
+
+    return torch.device, ((dev.type,) if dev.index is None else (dev.type, dev.index))
+
+
+def _autocast_init(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def __init__(self: Any, device_type: str, dtype: Any = None, enabled: bool = True, cache_enabled: Any = None):  # noqa: N807
+        if device_type == "cuda":
+            count("autocast")
+            device_type = TARGET.device_type
+            dtype = _amp_dtype(dtype)
+        return original(self, device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+    return __init__
+
+
+def _amp_dtype(dtype: Any) -> Any:
+    import torch
+
+    if dtype is torch.bfloat16 and TARGET.accelerator:
+        mod = getattr(torch, TARGET.device_type)
+        if hasattr(mod, "is_bf16_supported") and not mod.is_bf16_supported():
+            warnings.warn(
+                f"bfloat16 autocast requested but {TARGET.device_type} has no bf16 here: using float16",
+                stacklevel=3,
+            )
+            return torch.float16
+    return dtype
+
+
+def _grad_scaler_init(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def __init__(self: Any, device: str = "cuda", *args: Any, **kwargs: Any) -> None:  # noqa: N807
+        if device == "cuda":
+            count("GradScaler")
+            device = TARGET.device_type
+        original(self, device, *args, **kwargs)
+
+    return __init__
+
+
+def _init_process_group(original: Callable[..., Any], collective: str) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def init_process_group(backend: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if backend is None or str(backend).lower() in ("nccl", "cuda:nccl"):
+            count("init_process_group(nccl)")
+            backend = collective
+        if kwargs.get("device_id") is not None:
+            kwargs["device_id"] = map_device(kwargs["device_id"])
+        return original(backend, *args, **kwargs)
+
+    return init_process_group
+
+
+def _torch_load(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def load(f: Any, map_location: Any = None, *args: Any, **kwargs: Any) -> Any:
+        mapped = _map_location(map_location)
+        if mapped is not map_location:
+            count("torch.load(map_location)")
+        return original(f, mapped, *args, **kwargs)
+
+    return load
+
+
+def cuda_functions(backend_module: Any) -> dict[str, Any]:
+    """The replacement for each classified torch.cuda name, given the target's device module."""
+    table = cuda_api_table()
+    out: dict[str, Any] = {}
+    for name, entry in table.items():
+        kind = entry["kind"]
+        if kind == "direct":
+            out[name] = getattr(backend_module, name)
+        elif kind == "unsupported":
+            out[name] = _unsupported(name, entry)
+    policy = os.environ.get("ASCEND_COMPAT_CUDA_AVAILABLE", "auto").lower()
+    available = TARGET.accelerator if policy == "auto" else policy in ("1", "true", "yes")
+    cap = tuple(int(p) for p in os.environ.get("ASCEND_COMPAT_CUDA_CAPABILITY", "8.0").split("."))
+    counted_available = _counted("torch.cuda.is_available", lambda: available)
+    out["is_available"] = counted_available
+    out["get_device_capability"] = lambda device=None: cap
+    out["is_bf16_supported"] = lambda including_emulation=True: bool(backend_module.is_bf16_supported())
+    out["memory_cached"] = backend_module.memory_reserved
+    out["max_memory_cached"] = backend_module.max_memory_reserved
+    out["is_tf32_supported"] = lambda: False
+    out["get_arch_list"] = lambda: []
+    out["ipc_collect"] = lambda: None
+    out["utilization"] = lambda device=None: 0
+    if not TARGET.accelerator and not available:
+        out["device_count"] = lambda: 0
+    return out
+
+
+def _counted(label: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        count(label)
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def _unsupported(name: str, entry: dict[str, str]) -> Callable[..., Any]:
+    def raiser(*args: Any, **kwargs: Any) -> Any:
+        raise UnsupportedCudaAPIError(
+            f"torch.cuda.{name} ({entry['note']}) has no equivalent on the {TARGET.device_type} backend; "
+            f"alternative: {entry.get('alternative', 'none')}"
+        )
+
+    return raiser
+
+
+def apply(ledger: Ledger, backend: Any, fail_at: int | None = None) -> None:
+    """Apply every patch through ``ledger``. ``fail_at`` injects a failure before patch N (for tests)."""
+    import copyreg
+
+    import torch
+    import torch.distributed as dist
+    import torch.nn as nn
+
+    step = 0
+
+    def patch(owner: Any, name: str, value: Any) -> None:
+        nonlocal step
+        if fail_at is not None and step == fail_at:
+            raise RuntimeError(f"injected failure at patch {step} ({name})")
+        step += 1
+        ledger.setattr(owner, name, value)
+
+    real_device = TARGET.real_device
+    patch(torch, "device", _make_device_proxy(real_device))
+    if fail_at is not None and step == fail_at:
+        raise RuntimeError(f"injected failure at patch {step} (copyreg)")
+    step += 1
+    ledger.setitem(copyreg.dispatch_table, real_device, _reduce_device)
+    for name in FACTORIES:
+        if hasattr(torch, name):
+            patch(torch, name, _device_kw(getattr(torch, name), f"torch.{name}(device=cuda)"))
+    for name in TENSOR_NEW:
+        if hasattr(torch.Tensor, name):
+            patch(torch.Tensor, name, _device_kw(getattr(torch.Tensor, name), f"Tensor.{name}(device=cuda)"))
+    patch(torch.Tensor, "to", _positional_device(torch.Tensor.to, "Tensor.to(cuda)"))
+    patch(torch.Tensor, "cuda", _tensor_cuda)
+    patch(torch.Tensor, "is_cuda", property(_tensor_is_cuda))
+    patch(nn.Module, "to", _positional_device(nn.Module.to, "Module.to(cuda)"))
+    patch(nn.Module, "cuda", _module_cuda)
+    patch(torch, "load", _torch_load(torch.load))
+    autocast_cls = torch.amp.autocast_mode.autocast
+    patch(autocast_cls, "__init__", _autocast_init(autocast_cls.__init__))
+    patch(torch.amp.GradScaler, "__init__", _grad_scaler_init(torch.amp.GradScaler.__init__))
+    for name, fn in cuda_functions(backend.device_module()).items():
+        patch(torch.cuda, name, fn)
+    if dist.is_available():
+        from torch.distributed import distributed_c10d
+
+        wrapped = _init_process_group(distributed_c10d.init_process_group, backend.collective_backend)
+        patch(dist, "init_process_group", wrapped)
+        patch(distributed_c10d, "init_process_group", wrapped)
+        patch(dist, "is_nccl_available", lambda: True)
+    env = backend.visible_devices_env
+    if env and os.environ.get("CUDA_VISIBLE_DEVICES") and not os.environ.get(env):
+        ledger.setitem(os.environ, env, os.environ["CUDA_VISIBLE_DEVICES"])
+
+
+__all__ = ["FACTORIES", "UnsupportedCudaAPIError", "apply", "cuda_api_table", "devices"]

@@ -1,0 +1,59 @@
+"""The ledger: exact restore, refused doubles, atomic transactions, mapping entries."""
+
+from __future__ import annotations
+
+import os
+import types
+
+import pytest
+
+from ascend_compat.cuda_shim.ledger import Ledger, PatchConflictError
+
+
+def test_restore_is_exact_and_reverse_ordered():
+    class Owner:
+        @staticmethod
+        def s():
+            return 1
+
+    mod = types.SimpleNamespace(f=len)
+    raw = Owner.__dict__["s"]
+    ledger = Ledger()
+    ledger.setattr(Owner, "s", staticmethod(lambda: 2))
+    ledger.setattr(mod, "f", max)
+    ledger.setattr(mod, "new", 1)
+    assert Owner.s() == 2 and mod.f is max and mod.new == 1
+    ledger.restore()
+    assert Owner.__dict__["s"] is raw and mod.f is len and not hasattr(mod, "new")
+    assert len(ledger) == 0
+
+
+def test_refuses_double_patch():
+    mod = types.SimpleNamespace(f=1)
+    ledger = Ledger()
+    ledger.setattr(mod, "f", 2)
+    with pytest.raises(PatchConflictError):
+        ledger.setattr(mod, "f", 3)
+    ledger.restore()
+    assert mod.f == 1
+
+
+def test_transaction_rolls_back_on_failure():
+    mod = types.SimpleNamespace(a=1, b=2)
+    ledger = Ledger()
+    with pytest.raises(RuntimeError, match="boom"), ledger.transaction():
+        ledger.setattr(mod, "a", 10)
+        ledger.setattr(mod, "b", 20)
+        raise RuntimeError("boom")
+    assert (mod.a, mod.b) == (1, 2) and len(ledger) == 0
+
+
+def test_mapping_entries_restore(monkeypatch):
+    monkeypatch.delenv("ASCEND_COMPAT_TEST_VAR", raising=False)
+    monkeypatch.setenv("ASCEND_COMPAT_TEST_OTHER", "x")
+    ledger = Ledger()
+    ledger.setitem(os.environ, "ASCEND_COMPAT_TEST_VAR", "1")
+    ledger.setitem(os.environ, "ASCEND_COMPAT_TEST_OTHER", None)
+    assert os.environ["ASCEND_COMPAT_TEST_VAR"] == "1" and "ASCEND_COMPAT_TEST_OTHER" not in os.environ
+    ledger.restore()
+    assert "ASCEND_COMPAT_TEST_VAR" not in os.environ and os.environ["ASCEND_COMPAT_TEST_OTHER"] == "x"

@@ -1,0 +1,206 @@
+"""The runtime shim on CPU fallback and on the simulated NPU (each in its own interpreter)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT, run_python
+
+SNAPSHOT = """
+import torch, torch.nn as nn, torch.distributed as dist, copyreg
+from ascend_compat import cuda_shim
+from ascend_compat.cuda_shim import _LEDGER
+
+def snapshot():
+    return {
+        "device": torch.device, "zeros": torch.zeros, "load": torch.load, "to": torch.Tensor.__dict__.get("to"),
+        "cuda": torch.Tensor.__dict__.get("cuda"), "is_cuda": torch.Tensor.__dict__.get("is_cuda"),
+        "mto": nn.Module.__dict__["to"], "mcuda": nn.Module.__dict__["cuda"],
+        "avail": torch.cuda.is_available, "count": torch.cuda.device_count,
+        "autocast": torch.amp.autocast_mode.autocast.__dict__["__init__"],
+        "ipg": dist.init_process_group, "reduce": copyreg.dispatch_table.get(torch.device),
+    }
+"""
+
+
+def _ok(proc):
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def test_rollback_identity_and_fault_injection_at_every_patch_point():
+    out = _ok(
+        run_python(
+            SNAPSHOT
+            + """
+before = snapshot()
+assert cuda_shim.activate() == "cpu"
+n = len(_LEDGER)
+assert n > 40, n
+assert torch.zeros is not before["zeros"]
+cuda_shim.deactivate()
+after = snapshot()
+assert all(after[k] is before[k] for k in before), [k for k in before if after[k] is not before[k]]
+for k in range(n):
+    try:
+        cuda_shim.activate(_fail_at=k)
+    except RuntimeError as e:
+        assert "injected failure" in str(e)
+    else:
+        raise AssertionError(f"no failure injected at {k}")
+    now = snapshot()
+    assert all(now[key] is before[key] for key in before), (k, [key for key in before if now[key] is not before[key]])
+    assert not cuda_shim.is_activated() and len(_LEDGER) == 0
+print("patch points", n)
+"""
+        )
+    )
+    assert "patch points" in out
+
+
+def test_nested_activation_and_eight_thread_race():
+    _ok(
+        run_python(
+            SNAPSHOT
+            + """
+import threading, random
+before = snapshot()
+with cuda_shim.activated():
+    with cuda_shim.activated():
+        assert cuda_shim.is_activated()
+    assert cuda_shim.is_activated()
+assert not cuda_shim.is_activated()
+
+def worker(seed):
+    rnd = random.Random(seed)
+    for _ in range(40):
+        cuda_shim.activate()
+        assert cuda_shim.is_activated() and torch.zeros is not before["zeros"]
+        if rnd.random() < 0.5:
+            torch.zeros(2, device="cuda")
+        cuda_shim.deactivate()
+
+threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+assert not cuda_shim.is_activated()
+after = snapshot()
+assert all(after[k] is before[k] for k in before)
+print("OK")
+"""
+        )
+    )
+
+
+def test_redirects_on_cpu_fallback(tmp_path):
+    _ok(
+        run_python(
+            f"""
+import pickle, torch
+from ascend_compat import cuda_shim
+from ascend_compat.cuda_shim.devices import map_device
+with cuda_shim.activated() as target:
+    assert target == "cpu"
+    d = torch.device("cuda", 1)
+    assert d == torch.device("cpu") and isinstance(d, torch.device)
+    assert isinstance(torch.device("cuda:0"), torch.device)
+    assert (int | torch.device) is not None
+    assert pickle.loads(pickle.dumps(torch.device("cuda"))) == torch.device("cpu")
+    assert torch.zeros(2, device="cuda").device.type == "cpu"
+    assert torch.ones(2).cuda().is_cuda and torch.ones(2).to("cuda:0").device.type == "cpu"
+    assert torch.nn.Linear(2, 2).cuda().weight.device.type == "cpu"
+    assert torch.ones(1).new_zeros(3, device="cuda").device.type == "cpu"
+    path = r"{tmp_path}/cuda_ckpt.pt"
+    assert map_device(path) == path and map_device("cudas") == "cudas"
+    torch.save({{"w": torch.ones(2)}}, path)
+    assert torch.load(path, map_location="cuda:0")["w"].device.type == "cpu"
+    assert not torch.cuda.is_available() and torch.cuda.device_count() == 0
+    assert torch.cuda.get_device_capability() == (8, 0)
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        y = torch.nn.Linear(4, 4)(torch.randn(2, 4))
+    assert y.dtype == torch.bfloat16, y.dtype
+    try:
+        torch.cuda.graph
+        torch.cuda.graph(None)
+    except Exception as e:
+        assert "no equivalent on the cpu backend" in str(e)
+    else:
+        raise AssertionError("torch.cuda.graph did not refuse")
+assert torch.device("cuda").type == "cuda"  # restored
+print("OK")
+"""
+        )
+    )
+
+
+def test_redirects_on_simulated_npu():
+    _ok(
+        run_python(
+            """
+import torch
+from ascend_compat import cuda_shim
+with cuda_shim.activated() as target:
+    assert target == "npu"
+    assert torch.device("cuda") == torch.device("npu") and torch.device("cuda", 1) == torch.device("npu", 1)
+    assert torch.cuda.is_available() and torch.cuda.device_count() == 2
+    x = torch.randn(3, device="cuda:1")
+    assert x.device == torch.device("npu", 1) and x.is_cuda
+    m = torch.nn.Linear(3, 3).cuda()
+    assert m.weight.device.type == "npu" and m.to(0).weight.device == torch.device("npu", 0)
+    with torch.cuda.amp.autocast():
+        assert (m(torch.randn(2, 3).cuda())).dtype == torch.float16
+    torch.cuda.synchronize()
+    assert torch.cuda.memory_allocated() > 0
+    assert torch.cuda.get_device_name() == "Ascend910B3"
+print("OK")
+""",
+            env={"ASCEND_COMPAT_SIMULATE": "npu", "ASCEND_COMPAT_SIM_DEVICES": "2"},
+        )
+    )
+
+
+def test_no_patch_env_makes_activation_a_noop():
+    _ok(
+        run_python(
+            """
+import torch
+from ascend_compat import cuda_shim
+z = torch.zeros
+assert cuda_shim.activate() is None and torch.zeros is z and not cuda_shim.is_activated()
+cuda_shim.deactivate()
+print("OK")
+""",
+            env={"ASCEND_COMPAT_NO_PATCH": "1"},
+        )
+    )
+
+
+def test_auto_activate_on_import():
+    _ok(
+        run_python(
+            """
+import ascend_compat, torch
+assert ascend_compat.is_activated()
+assert torch.zeros(1, device="cuda").device.type == "cpu"
+print("OK")
+""",
+            env={"ASCEND_COMPAT_AUTO_ACTIVATE": "1"},
+        )
+    )
+
+
+@pytest.mark.parametrize("simulate", [True, False])
+def test_example_cuda_script_runs_unchanged(simulate):
+    cmd = [sys.executable, "-m", "ascend_compat", "run", "--report"]
+    if simulate:
+        cmd += ["--simulate", "npu"]
+    proc = subprocess.run([*cmd, str(ROOT / "examples" / "train_cuda.py")], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    expected = "npu:0" if simulate else "cpu"
+    assert f"device: {expected}" in proc.stdout
+    assert f"checkpoint reloaded on {expected}" in proc.stdout
+    assert "ascend-compat report: CUDA calls redirected to" in proc.stderr
+    assert "Tensor.cuda" in proc.stderr and "autocast" in proc.stderr
