@@ -39,9 +39,14 @@ def _reset_device():
         torch.npu.set_device(0)
 
 
+def _clean_env() -> dict[str, str]:
+    """The environment without ascend-compat's behaviour switches (the build cache location is kept)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("ASCEND_COMPAT_") or k == "ASCEND_COMPAT_CACHE_DIR"}
+
+
 def run_python(code: str, env: dict[str, str] | None = None, timeout: int = 300, cwd: str | None = None):
     """Run ``code`` in a fresh interpreter; return the CompletedProcess (text mode)."""
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("ASCEND_COMPAT_")}
+    full_env = _clean_env()
     full_env.update(env or {})
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],

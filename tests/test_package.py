@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from tests.conftest import ROOT, run_python
+from tests.conftest import ROOT, _clean_env, run_python
 
 
 def test_import_does_not_import_torch_or_patch():
@@ -24,9 +24,7 @@ def test_import_does_not_import_torch_or_patch():
 
 
 def _cli(*args: str, env: dict[str, str] | None = None, cwd=None):
-    import os
-
-    full = {k: v for k, v in os.environ.items() if not k.startswith("ASCEND_COMPAT_")}
+    full = _clean_env()
     full.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "ascend_compat", *args], capture_output=True, text=True, env=full, cwd=cwd, timeout=300
