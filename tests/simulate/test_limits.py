@@ -191,3 +191,20 @@ def test_import_torch_npu_installs_the_simulator():
         )
     )
     assert "OK" in proc.stdout
+
+
+def test_refuses_torch_older_than_minimum():
+    proc = _ok(
+        run_python(
+            """
+            import torch
+            from ascend_compat import simulate
+            torch.__version__ = "2.11.0+cu130"
+            try:
+                simulate.install()
+            except simulate.SimulationError as e:
+                print("REFUSED:", e)
+            """
+        )
+    )
+    assert "REFUSED: the simulated NPU needs torch >= 2.13 (running 2.11.0+cu130)" in proc.stdout

@@ -262,7 +262,9 @@ def apply(ledger: Ledger, backend: Any, fail_at: int | None = None) -> None:
     patch(torch, "load", _torch_load(torch.load))
     autocast_cls = torch.amp.autocast_mode.autocast
     patch(autocast_cls, "__init__", _autocast_init(autocast_cls.__init__))
-    patch(torch.amp.GradScaler, "__init__", _grad_scaler_init(torch.amp.GradScaler.__init__))
+    # torch.amp.GradScaler appeared in torch 2.3; before that the CUDA one is the class to patch.
+    scaler_cls = getattr(torch.amp, "GradScaler", None) or torch.cuda.amp.GradScaler
+    patch(scaler_cls, "__init__", _grad_scaler_init(scaler_cls.__init__))
     for name, fn in cuda_functions(backend.device_module()).items():
         patch(torch.cuda, name, fn)
     if dist.is_available():

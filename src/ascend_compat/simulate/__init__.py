@@ -36,9 +36,10 @@ __all__ = [
     "reset_fallback_counts",
 ]
 
-#: Oldest torch the simulator's technique supports (C++ PrivateUse1 hooks with generators and pinned memory,
-#: torch.Stream/torch.Event, torch.accelerator streams). Tested on 2.13.
-MIN_TORCH = (2, 9)
+#: Oldest torch the simulator supports: the version it is tested on. On torch 2.11 (+cu130) the compiled tier
+#: built but most of its C++ error paths (invalid ordinal, cross-device, OOM) crashed the process, so older
+#: releases are refused rather than half-working.
+MIN_TORCH = (2, 13)
 TORCH_NPU_VERSION = "0.0.0+simulated"  # replaced at install by the running torch's X.Y.0+simulated
 
 _FLOAT64 = {"allow": 0, "warn": 1, "error": 2}
