@@ -132,6 +132,7 @@ class CPUBackend(Backend):
 #: One detection order, defined once. CUDA/ROCm are checked first by ``detect`` (activation is then a no-op).
 DETECTION_ORDER: list[type[Backend]] = [NPUBackend, MLUBackend, MUSABackend, XPUBackend, MPSBackend, CPUBackend]
 _REGISTRY: dict[str, type[Backend]] = {b.name: b for b in DETECTION_ORDER}
+_BUILTIN = frozenset(_REGISTRY)
 _ENTRY_POINTS_LOADED = False
 
 
@@ -193,15 +194,24 @@ def _native_cuda() -> Optional[str]:
 
 
 def detect(override: Optional[str] = None) -> Detection:
-    """Choose the backend: ``override`` (or ``ASCEND_COMPAT_BACKEND``), else the first available one."""
-    _load_entry_points()
+    """Choose the backend: ``override`` (or ``ASCEND_COMPAT_BACKEND``), else the first available one.
+
+    Entry-point backends are registered just before ``cpu``, so they are loaded (a scan of every installed
+    distribution, ~20 ms) only when no built-in accelerator answers first.
+    """
     override = override or os.environ.get("ASCEND_COMPAT_BACKEND") or None
     if override:
         return Detection(get_backend(override), f"requested ({override})")
     native = _native_cuda()
     if native:
         return Detection(None, f"real {native} is present: the shim stays inactive", native_cuda=True)
-    for backend in DETECTION_ORDER:
+    for backend in [b for b in DETECTION_ORDER if b is not CPUBackend] + [None, CPUBackend]:
+        if backend is None:  # built-in accelerators exhausted: now the third-party ones
+            _load_entry_points()
+            for extra in [b for b in DETECTION_ORDER if b.name not in _BUILTIN and b is not CPUBackend]:
+                if extra.installed() and extra.available():
+                    return Detection(extra, f"{extra.adapter_module or extra.name} found (entry point)")
+            continue
         if backend.installed() and backend.available():
             reason = "no accelerator found" if backend.name == "cpu" else f"{backend.adapter_module or 'torch'} found"
             return Detection(backend, reason)

@@ -36,7 +36,8 @@ def set_device(device: Any) -> None:
 
 
 def synchronize(device: Any = None) -> None:
-    _check(device)
+    if device is not None:
+        _check(device)
 
 
 def init() -> None:

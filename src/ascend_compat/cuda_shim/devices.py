@@ -19,6 +19,7 @@ class Target:
     device_type = "cpu"
     accelerator = False  # False on CPU fallback
     real_device: Any = None  # torch's C device type, kept while torch.device is proxied
+    current_device: Any = staticmethod(lambda: 0)  # the target's current ordinal
 
 
 TARGET = Target()
@@ -31,15 +32,46 @@ def count(name: str) -> None:
         COUNTS[name] += 1
 
 
+# torch.device objects are immutable, so translations are cached (cleared whenever the target changes).
+_MADE: dict[Any, Any] = {}
+_MAPPED: dict[Any, Any] = {}
+_CACHE_LIMIT = 512
+
+
+def reset_caches() -> None:
+    _MADE.clear()
+    _MAPPED.clear()
+
+
 def _make(index: Any) -> Any:
+    try:
+        return _MADE[index]
+    except KeyError:
+        pass
     real = TARGET.real_device
-    if not TARGET.accelerator or index is None:
-        return real(TARGET.device_type)
-    return real(TARGET.device_type, int(index))
+    dev = real(TARGET.device_type) if not TARGET.accelerator or index is None else real(TARGET.device_type, int(index))
+    _MADE[index] = dev
+    return dev
 
 
 def map_device(dev: Any, allow_int: bool = True) -> Any:
     """Translate one device argument; anything that is not a CUDA device comes back unchanged."""
+    if allow_int and type(dev) is not bool:
+        try:
+            return _MAPPED[dev]
+        except (KeyError, TypeError):
+            pass
+        out = _map_device(dev, True)
+        if len(_MAPPED) < _CACHE_LIMIT:
+            try:
+                _MAPPED[dev] = out
+            except TypeError:
+                pass
+        return out
+    return _map_device(dev, allow_int)
+
+
+def _map_device(dev: Any, allow_int: bool) -> Any:
     real = TARGET.real_device
     if isinstance(dev, str):
         m = _CUDA_SPEC.match(dev)

@@ -72,12 +72,14 @@ def _positional_device(fn: Callable[..., Any], label: str) -> Callable[..., Any]
     return wrapper
 
 
+_ORIGINAL: dict[str, Any] = {}  # originals the replacements call directly (skipping our own wrappers)
+
+
 def _tensor_cuda(self: Any, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
     count("Tensor.cuda")
-    memory_format = kwargs.get("memory_format")
-    if memory_format is not None:
-        return self.to(target_device(device), non_blocking=non_blocking, memory_format=memory_format)
-    return self.to(target_device(device), non_blocking=non_blocking)
+    if kwargs:
+        return _ORIGINAL["Tensor.to"](self, target_device(device), non_blocking=non_blocking, **kwargs)
+    return _ORIGINAL["Tensor.to"](self, target_device(device), non_blocking=non_blocking)
 
 
 def _tensor_is_cuda(self: Any) -> bool:
@@ -92,6 +94,8 @@ def _module_cuda(self: Any, device: Any = None) -> Any:
 def _make_device_proxy(real: type) -> type:
     """A stand-in for ``torch.device`` that stays a type: isinstance, ``int | torch.device`` and pickling work."""
 
+    cache: dict[tuple[Any, ...], tuple[Any, bool]] = {}
+
     class _DeviceMeta(type):
         def __instancecheck__(cls, obj: Any) -> bool:
             return isinstance(obj, real)
@@ -100,7 +104,23 @@ def _make_device_proxy(real: type) -> type:
             return issubclass(sub, real)
 
         def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+            if not kwargs:
+                # Fast path: torch.device("cuda:1") / torch.device("cuda", 1); devices are immutable.
+                try:
+                    hit = cache[args]
+                except (KeyError, TypeError):
+                    pass
+                else:
+                    if hit[1]:
+                        count("torch.device")
+                    return hit[0]
             dev = real(*args, **kwargs)
+            if not kwargs and len(cache) < 512:
+                mapped = map_device(dev) if dev.type == "cuda" else dev
+                try:
+                    cache[args] = (mapped, dev.type == "cuda")
+                except TypeError:
+                    pass
             if dev.type == "cuda":
                 count("torch.device")
                 return map_device(dev)
@@ -234,6 +254,8 @@ def apply(ledger: Ledger, backend: Any, fail_at: int | None = None) -> None:
     import torch.nn as nn
 
     step = 0
+    devices.reset_caches()
+    _ORIGINAL["Tensor.to"] = torch.Tensor.to
 
     def patch(owner: Any, name: str, value: Any) -> None:
         nonlocal step
