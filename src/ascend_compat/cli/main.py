@@ -7,6 +7,7 @@ import sys
 from typing import Optional
 
 from ascend_compat import __version__
+from ascend_compat.cli import info as info_cmd
 from ascend_compat.cli import run as run_cmd
 
 
@@ -18,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ascend-compat {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     run_cmd.add_parser(sub)
+    info_cmd.add_parser(sub)
     return parser
 
 

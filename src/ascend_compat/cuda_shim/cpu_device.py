@@ -16,11 +16,10 @@ import torch
 
 
 def _check(device: Any = None) -> None:
+    # Every CUDA ordinal maps to the one CPU (torchrun ranks call set_device(local_rank)): accept any index.
     idx = device.index if isinstance(device, torch.device) else device
-    if isinstance(idx, str):
-        idx = torch.device(idx).index
-    if idx not in (None, 0, -1):
-        raise RuntimeError(f"Invalid device ordinal {idx}: CPU fallback has a single device (0)")
+    if isinstance(idx, int) and idx < -1:
+        raise RuntimeError(f"Invalid device ordinal {idx}")
 
 
 def current_device() -> int:

@@ -187,6 +187,18 @@ def _init_process_group(original: Callable[..., Any], collective: str) -> Callab
     return init_process_group
 
 
+def _ddp_init(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def __init__(self: Any, module: Any, device_ids: Any = None, output_device: Any = None, *args: Any, **kw: Any):  # noqa: N807
+        if not TARGET.accelerator and (device_ids is not None or output_device is not None):
+            # CUDA ordinals all mean the one CPU, and DDP wants no device_ids for CPU modules.
+            count("DistributedDataParallel(device_ids)")
+            device_ids = output_device = None
+        original(self, module, device_ids, output_device, *args, **kw)
+
+    return __init__
+
+
 def _torch_load(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def load(f: Any, map_location: Any = None, *args: Any, **kwargs: Any) -> Any:
@@ -200,6 +212,8 @@ def _torch_load(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def cuda_functions(backend_module: Any) -> dict[str, Any]:
     """The replacement for each classified torch.cuda name, given the target's device module."""
+    import torch
+
     table = cuda_api_table()
     out: dict[str, Any] = {}
     for name, entry in table.items():
@@ -207,7 +221,7 @@ def cuda_functions(backend_module: Any) -> dict[str, Any]:
         if kind == "direct":
             out[name] = getattr(backend_module, name)
         elif kind == "unsupported":
-            out[name] = _unsupported(name, entry)
+            out[name] = _unsupported(name, entry, getattr(torch.cuda, name, None))
     policy = os.environ.get("ASCEND_COMPAT_CUDA_AVAILABLE", "auto").lower()
     available = TARGET.accelerator if policy == "auto" else policy in ("1", "true", "yes")
     cap = tuple(int(p) for p in os.environ.get("ASCEND_COMPAT_CUDA_CAPABILITY", "8.0").split("."))
@@ -235,13 +249,18 @@ def _counted(label: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def _unsupported(name: str, entry: dict[str, str]) -> Callable[..., Any]:
+def _unsupported(name: str, entry: dict[str, str], original: Any) -> Any:
+    """A refusing stand-in. Classes stay classes, so annotations like ``torch.cuda.CUDAGraph | None`` and
+    isinstance checks keep working; only using them raises."""
+
     def raiser(*args: Any, **kwargs: Any) -> Any:
         raise UnsupportedCudaAPIError(
             f"torch.cuda.{name} ({entry['note']}) has no equivalent on the {TARGET.device_type} backend; "
             f"alternative: {entry.get('alternative', 'none')}"
         )
 
+    if isinstance(original, type):
+        return type(name, (), {"__new__": raiser, "__doc__": f"Unsupported on this backend: {entry['note']}."})
     return raiser
 
 
@@ -296,6 +315,8 @@ def apply(ledger: Ledger, backend: Any, fail_at: int | None = None) -> None:
         patch(dist, "init_process_group", wrapped)
         patch(distributed_c10d, "init_process_group", wrapped)
         patch(dist, "is_nccl_available", lambda: True)
+        ddp = torch.nn.parallel.DistributedDataParallel
+        patch(ddp, "__init__", _ddp_init(ddp.__init__))
     env = backend.visible_devices_env
     if env and os.environ.get("CUDA_VISIBLE_DEVICES") and not os.environ.get(env):
         ledger.setitem(os.environ, env, os.environ["CUDA_VISIBLE_DEVICES"])

@@ -1,0 +1,83 @@
+"""What ascend-compat sees on this machine: backends, the chosen one and why, versions. Changes nothing."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import platform
+import sys
+from typing import Any, Optional
+
+SCHEMA_VERSION = 1
+
+
+def _version(dist: str) -> Optional[str]:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def collect(backend: Optional[str] = None) -> dict[str, Any]:
+    """Detection report as a plain dict (what ``ascend-compat info --json`` prints)."""
+    from ascend_compat import __version__, backends, simulate
+
+    if os.environ.get("ASCEND_COMPAT_SIMULATE"):
+        simulate.install_from_env()
+    import torch
+
+    found = backends.detect(backend)
+    rows = []
+    for b in backends.all_backends():
+        installed = b.installed()
+        rows.append(
+            {
+                "name": b.name,
+                "device_type": b.device_type,
+                "adapter_module": b.adapter_module,
+                "collective_backend": b.collective_backend,
+                "visible_devices_env": b.visible_devices_env,
+                "installed": installed,
+                "available": bool(installed and b.available()),
+                "description": b.description,
+            }
+        )
+    from ascend_compat import cuda_shim
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "chosen": None if found.backend is None else found.backend.name,
+        "reason": found.reason,
+        "native_cuda": found.native_cuda,
+        "shim_active": cuda_shim.is_activated(),
+        "simulated": simulate.is_installed(),
+        "backends": rows,
+        "versions": {
+            "ascend_compat": __version__,
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "torch_npu": _version("torch_npu"),
+            "transformers": _version("transformers"),
+            "accelerate": _version("accelerate"),
+        },
+        "platform": f"{platform.system()} {platform.machine()}",
+        "executable": sys.executable,
+    }
+
+
+def render(data: dict[str, Any]) -> str:
+    """Human-readable form of :func:`collect`'s result."""
+    lines = [
+        f"chosen backend: {data['chosen'] or 'none (shim inactive)'} - {data['reason']}",
+        f"simulated NPU: {'yes' if data['simulated'] else 'no'}",
+        "",
+        f"{'backend':8} {'installed':>9} {'available':>9}  collective  visible-devices variable",
+    ]
+    for b in data["backends"]:
+        lines.append(
+            f"{b['name']:8} {'yes' if b['installed'] else 'no':>9} {'yes' if b['available'] else 'no':>9}  "
+            f"{b['collective_backend']:10}  {b['visible_devices_env'] or '-'}"
+        )
+    lines.append("")
+    lines.extend(f"{k}: {v or 'not installed'}" for k, v in data["versions"].items())
+    return "\n".join(lines)
