@@ -210,11 +210,102 @@ def _torch_load(original: Callable[..., Any]) -> Callable[..., Any]:
     return load
 
 
+def _nested(flat: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in flat.items():
+        node = out
+        *parents, leaf = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return out
+
+
+def _legacy_tensor_type(name: str, dtype: Any) -> type:
+    """``torch.cuda.FloatTensor`` and friends: build tensors of that dtype on the target; isinstance works."""
+    import torch
+
+    class _LegacyMeta(type):
+        def __instancecheck__(cls, obj: Any) -> bool:
+            return isinstance(obj, torch.Tensor) and obj.dtype == dtype and obj.device.type == TARGET.device_type
+
+        def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+            count(f"torch.cuda.{name}")
+            if len(args) == 1 and not isinstance(args[0], int):
+                return torch.as_tensor(args[0], dtype=dtype, device=target_device())
+            return torch.empty(*args, dtype=dtype, device=target_device())
+
+    return _LegacyMeta(name, (), {"__module__": "torch.cuda", "__doc__": f"Legacy {dtype} tensor type on the target."})
+
+
+class _StreamContext:
+    """``torch.cuda.StreamContext(s)``: make ``s`` current on the target inside the block."""
+
+    module: Any = None
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self._ctx: Any = None
+
+    def __enter__(self) -> Any:
+        self._ctx = self.module.stream(self.stream)
+        self._ctx.__enter__()
+        return self.stream
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self._ctx.__exit__(*exc)
+
+
+def _noops() -> dict[str, Callable[..., Any]]:
+    return {
+        "is_tf32_supported": lambda: False,
+        "get_arch_list": lambda: [],
+        "ipc_collect": lambda: None,
+        "utilization": lambda device=None: 0,
+        "is_current_stream_capturing": lambda: False,
+        "can_device_access_peer": lambda device, peer_device: False,
+        "check_error": lambda res: None,
+        "clock_rate": lambda device=None: 0,
+        "power_draw": lambda device=None: 0,
+        "temperature": lambda device=None: 0,
+        "get_gencode_flags": lambda: "",
+        "get_allocator_backend": lambda: "native",
+        "get_sync_debug_mode": lambda: 0,
+        "set_sync_debug_mode": lambda debug_mode: None,
+        "has_magma": False,
+        "host_memory_stats": lambda: {},
+        "host_memory_stats_as_nested_dict": lambda: {},
+        "reset_accumulated_host_memory_stats": lambda: None,
+        "reset_peak_host_memory_stats": lambda: None,
+        "list_gpu_processes": lambda device=None: "no CUDA processes (ascend-compat shim)",
+        "memory_snapshot": lambda *args, **kwargs: [],
+        "memory_usage": lambda device=None: 0,
+    }
+
+
+def _nvtx_noops() -> dict[str, Any]:
+    import contextlib
+
+    @contextlib.contextmanager
+    def nvtx_range(msg: str, *args: Any, **kwargs: Any) -> Any:
+        yield
+
+    return {
+        "mark": lambda msg: None,
+        "range_push": lambda msg: 0,
+        "range_pop": lambda: 0,
+        "range_start": lambda msg: 0,
+        "range_end": lambda range_id: None,
+        "range": nvtx_range,
+    }
+
+
 def cuda_functions(backend_module: Any) -> dict[str, Any]:
     """The replacement for each classified torch.cuda name, given the target's device module."""
     import torch
 
     table = cuda_api_table()
+    noops = _noops()
     out: dict[str, Any] = {}
     for name, entry in table.items():
         kind = entry["kind"]
@@ -222,21 +313,51 @@ def cuda_functions(backend_module: Any) -> dict[str, Any]:
             out[name] = getattr(backend_module, name)
         elif kind == "unsupported":
             out[name] = _unsupported(name, entry, getattr(torch.cuda, name, None))
+        elif kind == "noop":
+            out[name] = noops[name]
+        elif name.endswith("Tensor") and kind == "adapted":
+            dtype = getattr(torch, {"BFloat16": "bfloat16", "Bool": "bool", "Byte": "uint8", "Char": "int8",
+                                    "Double": "float64", "Float": "float32", "Half": "float16", "Int": "int32",
+                                    "Long": "int64", "Short": "int16"}[name[: -len("Tensor")]])  # fmt: skip
+            out[name] = _legacy_tensor_type(name, dtype)
     policy = os.environ.get("ASCEND_COMPAT_CUDA_AVAILABLE", "auto").lower()
     available = TARGET.accelerator if policy == "auto" else policy in ("1", "true", "yes")
     cap = tuple(int(p) for p in os.environ.get("ASCEND_COMPAT_CUDA_CAPABILITY", "8.0").split("."))
-    counted_available = _counted("torch.cuda.is_available", lambda: available)
-    out["is_available"] = counted_available
+    out["is_available"] = _counted("torch.cuda.is_available", lambda: available)
     out["get_device_capability"] = lambda device=None: cap
     out["is_bf16_supported"] = lambda including_emulation=True: bool(backend_module.is_bf16_supported())
     out["memory_cached"] = backend_module.memory_reserved
     out["max_memory_cached"] = backend_module.max_memory_reserved
-    out["is_tf32_supported"] = lambda: False
-    out["get_arch_list"] = lambda: []
-    out["ipc_collect"] = lambda: None
-    out["utilization"] = lambda device=None: 0
+    out["reset_max_memory_cached"] = backend_module.reset_peak_memory_stats
+    out["device_memory_used"] = backend_module.memory_reserved
+    out["get_per_process_memory_fraction"] = getattr(
+        backend_module, "get_per_process_memory_fraction", lambda device=None: 1.0
+    )
+    out["memory_stats_as_nested_dict"] = lambda device=None: _nested(backend_module.memory_stats(device))
+    out["default_generators"] = getattr(backend_module, "default_generators", None) or (torch.default_generator,)
+    out["StreamContext"] = type("StreamContext", (_StreamContext,), {"module": backend_module})
     if not TARGET.accelerator and not available:
         out["device_count"] = lambda: 0
+    patched_kinds = ("direct", "adapted", "noop", "unsupported")
+    missing = [n for n, e in table.items() if e["kind"] in patched_kinds and n not in out]
+    if missing:  # the data table and the code disagree: a packaging or editing error, never user input
+        raise RuntimeError(f"cuda_api.json classifies names with no implementation: {missing}")
+    return out
+
+
+def submodule_functions(replacements: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Replacements inside torch.cuda's submodules (``torch.cuda.random.manual_seed`` and the like)."""
+    table = json.loads(resources.files("ascend_compat.cuda_shim").joinpath("cuda_api.json").read_text("utf-8"))
+    out: dict[str, dict[str, Any]] = {"nvtx": _nvtx_noops()}
+    for sub, spec in table["submodules"].items():
+        if spec == "top-level":
+            out[sub] = {}
+            import torch
+
+            module = getattr(torch.cuda, sub)
+            for name in getattr(module, "__all__", []):
+                if name in replacements and hasattr(module, name):
+                    out[sub][name] = replacements[name]
     return out
 
 
@@ -306,8 +427,13 @@ def apply(ledger: Ledger, backend: Any, fail_at: int | None = None) -> None:
     # torch.amp.GradScaler appeared in torch 2.3; before that the CUDA one is the class to patch.
     scaler_cls = getattr(torch.amp, "GradScaler", None) or torch.cuda.amp.GradScaler
     patch(scaler_cls, "__init__", _grad_scaler_init(scaler_cls.__init__))
-    for name, fn in cuda_functions(backend.device_module()).items():
+    replacements = cuda_functions(backend.device_module())
+    for name, fn in replacements.items():
         patch(torch.cuda, name, fn)
+    for sub, fns in submodule_functions(replacements).items():
+        module = getattr(torch.cuda, sub)
+        for name, fn in fns.items():
+            patch(module, name, fn)
     if dist.is_available():
         from torch.distributed import distributed_c10d
 

@@ -175,6 +175,7 @@ def install(
             )
         from ascend_compat.simulate import hccl, npu_amp, npu_module
 
+        npu_module.default_generators = tuple(ext.default_generator(i) for i in range(new.device_count))
         torch._register_device_module("npu", npu_module)
         sys.modules["torch.npu"] = npu_module
         sys.modules["torch.npu.amp"] = npu_amp
