@@ -204,3 +204,60 @@ def test_example_cuda_script_runs_unchanged(simulate):
     assert f"checkpoint reloaded on {expected}" in proc.stdout
     assert "ascend-compat report: CUDA calls redirected to" in proc.stderr
     assert "Tensor.cuda" in proc.stderr and "autocast" in proc.stderr
+
+
+@pytest.mark.parametrize("simulate", [False, True])
+def test_generator_default_device_dataloader_mesh_compile_and_jit(simulate, tmp_path):
+    jit_src = tmp_path / "jmod.py"
+    jit_src.write_text(
+        "import torch\n\ndef move(x: torch.Tensor, d: torch.device) -> torch.Tensor:\n    return x.to(d)\n"
+    )
+    out = _ok(
+        run_python(
+            f"""
+            import importlib.util, torch, torch.distributed as dist
+            from ascend_compat import cuda_shim
+            target = cuda_shim.activate()
+            want = "npu" if target == "npu" else "cpu"
+            g = torch.Generator(device="cuda")
+            assert isinstance(g, torch.Generator) and g.device.type == want
+            assert torch.rand(2, device="cuda", generator=g).device.type == want
+            torch.set_default_device("cuda")
+            assert torch.empty(1).device.type == want and torch.zeros(2).device.type == want
+            torch.set_default_device("cpu")
+            loader = torch.utils.data.DataLoader(list(range(4)), batch_size=2, pin_memory=True,
+                                                 pin_memory_device="cuda")
+            assert [b.tolist() for b in loader] == [[0, 1], [2, 3]]
+            dist.init_process_group("nccl", init_method="tcp://127.0.0.1:0", rank=0, world_size=1)
+            assert dist.get_backend() == ("hccl" if target == "npu" else "gloo")
+            from torch.distributed.device_mesh import init_device_mesh
+            mesh = init_device_mesh("cuda", (1,))
+            assert mesh.device_type == want
+            dist.destroy_process_group()
+            compiled = torch.compile(lambda x: x.to(torch.device("cuda")) * 2, backend="eager")
+            assert compiled(torch.ones(2)).device.type == want
+            spec = importlib.util.spec_from_file_location("jmod", r"{jit_src}")
+            mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+            scripted = torch.jit.script(mod.move)
+            assert scripted(torch.ones(1), torch.device("cuda")).device.type == want
+            cuda_shim.deactivate()
+            assert torch.Generator is torch._C.Generator
+            print("OK", target)
+            """,
+            env={"ASCEND_COMPAT_SIMULATE": "npu"} if simulate else None,
+        )
+    )
+    assert ("OK npu" if simulate else "OK cpu") in out
+
+
+def test_debug_log_level_logs_translations():
+    proc = run_python(
+        """
+        import torch, ascend_compat
+        ascend_compat.activate()
+        torch.zeros(1, device="cuda")
+        """,
+        env={"ASCEND_COMPAT_LOG_LEVEL": "DEBUG"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "redirected torch.zeros(device=cuda) to cpu" in proc.stderr

@@ -36,6 +36,7 @@ def _configure_logging() -> None:
     if level:
         logging.basicConfig()
         log.setLevel(level.upper())
+        devices.DEBUG = level.upper() == "DEBUG"
 
 
 def activate(backend: Optional[str] = None, *, _fail_at: Optional[int] = None) -> Optional[str]:

@@ -27,9 +27,16 @@ COUNTS: Counter[str] = Counter()
 REPORTING = False
 
 
+DEBUG = False  # ASCEND_COMPAT_LOG_LEVEL=DEBUG: log every translation
+
+
 def count(name: str) -> None:
     if REPORTING:
         COUNTS[name] += 1
+    if DEBUG:
+        import logging
+
+        logging.getLogger("ascend_compat").debug("redirected %s to %s", name, TARGET.device_type)
 
 
 # torch.device objects are immutable, so translations are cached (cleared whenever the target changes).

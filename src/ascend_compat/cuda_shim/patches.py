@@ -130,6 +130,85 @@ def _make_device_proxy(real: type) -> type:
     return proxy
 
 
+def _make_generator_proxy(real: type) -> type:
+    """``torch.Generator(device="cuda")`` on the target; the stand-in stays a type for isinstance checks."""
+
+    class _GeneratorMeta(type):
+        def __instancecheck__(cls, obj: Any) -> bool:
+            return isinstance(obj, real)
+
+        def __subclasscheck__(cls, sub: type) -> bool:
+            return issubclass(sub, real)
+
+        def __call__(cls, device: Any = "cpu") -> Any:
+            mapped = map_device(device)
+            if mapped is not device:
+                count("torch.Generator(device=cuda)")
+            return real(device=mapped)
+
+    attrs = {"__module__": "torch", "__qualname__": "Generator", "__doc__": real.__doc__}
+    return _GeneratorMeta("Generator", (), attrs)
+
+
+def _first_arg_device(fn: Callable[..., Any], label: str, key: str) -> Callable[..., Any]:
+    """Map a device (or device-type string) given as the first argument or as ``key=``."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if args and isinstance(args[0], str) and _is_cuda_type(args[0]):
+            args = (_mapped_type(args[0]), *args[1:])
+            count(label)
+        elif args:
+            mapped = map_device(args[0], allow_int=False)
+            if mapped is not args[0]:
+                args = (mapped, *args[1:])
+                count(label)
+        if key in kwargs:
+            value = kwargs[key]
+            if isinstance(value, str) and _is_cuda_type(value):
+                kwargs[key] = _mapped_type(value)
+                count(label)
+            else:
+                kwargs[key] = map_device(value, allow_int=False)
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def _is_cuda_type(text: str) -> bool:
+    return text == "cuda"
+
+
+def _mapped_type(text: str) -> str:
+    return TARGET.device_type
+
+
+def _self_first_arg_device(fn: Callable[..., Any], label: str, key: str) -> Callable[..., Any]:
+    inner = _first_arg_device(lambda *a, **k: (a, k), label, key)
+
+    @functools.wraps(fn)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        args, kwargs = inner(*args, **kwargs)
+        return fn(self, *args, **kwargs)
+
+    return wrapper
+
+
+def _dataloader_init(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807
+        dev = kwargs.get("pin_memory_device")
+        if isinstance(dev, str) and dev:
+            mapped = map_device(dev)
+            if mapped is not dev:
+                count("DataLoader(pin_memory_device=cuda)")
+                # On CPU fallback there is nothing to pin for: drop the device, keep pinning semantics.
+                kwargs["pin_memory_device"] = str(mapped) if TARGET.accelerator else ""
+        original(self, *args, **kwargs)
+
+    return __init__
+
+
 def _reduce_device(dev: Any) -> tuple[Any, tuple[Any, ...]]:
     # Pickle names torch.device (whichever object it is now), so checkpoints load without ascend-compat.
     import torch
@@ -395,6 +474,14 @@ def apply(ledger: Ledger, backend: Any, fail_at: int | None = None) -> None:
 
     step = 0
     devices.reset_caches()
+    try:
+        # torch caches the set of factory functions that set_default_device intercepts on first use; compute it
+        # now, so it holds torch's own factories (which our wrappers call) rather than the wrappers.
+        from torch.utils._device import _device_constructors
+
+        _device_constructors()
+    except ImportError:
+        pass
     _ORIGINAL["Tensor.to"] = torch.Tensor.to
 
     def patch(owner: Any, name: str, value: Any) -> None:
@@ -410,6 +497,10 @@ def apply(ledger: Ledger, backend: Any, fail_at: int | None = None) -> None:
         raise RuntimeError(f"injected failure at patch {step} (copyreg)")
     step += 1
     ledger.setitem(copyreg.dispatch_table, real_device, _reduce_device)
+    patch(torch, "Generator", _make_generator_proxy(torch.Generator))
+    patch(torch, "set_default_device", _first_arg_device(torch.set_default_device, "set_default_device", "device"))
+    loader = torch.utils.data.DataLoader
+    patch(loader, "__init__", _dataloader_init(loader.__init__))
     for name in FACTORIES:
         if hasattr(torch, name):
             patch(torch, name, _device_kw(getattr(torch, name), f"torch.{name}(device=cuda)"))
@@ -441,6 +532,17 @@ def apply(ledger: Ledger, backend: Any, fail_at: int | None = None) -> None:
         patch(dist, "init_process_group", wrapped)
         patch(distributed_c10d, "init_process_group", wrapped)
         patch(dist, "is_nccl_available", lambda: True)
+        try:
+            from torch.distributed import device_mesh
+        except ImportError:  # torch < 2.2
+            device_mesh = None
+        if device_mesh is not None:
+            mesh_init = _first_arg_device(device_mesh.init_device_mesh, "init_device_mesh(cuda)", "device_type")
+            patch(device_mesh, "init_device_mesh", mesh_init)
+            if hasattr(dist, "init_device_mesh"):
+                patch(dist, "init_device_mesh", mesh_init)
+            mesh_cls = device_mesh.DeviceMesh
+            patch(mesh_cls, "__init__", _self_first_arg_device(mesh_cls.__init__, "DeviceMesh(cuda)", "device_type"))
         ddp = torch.nn.parallel.DistributedDataParallel
         patch(ddp, "__init__", _ddp_init(ddp.__init__))
     env = backend.visible_devices_env

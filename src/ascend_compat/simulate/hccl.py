@@ -122,12 +122,18 @@ class ProcessGroupHCCLSim(dist.ProcessGroup):
         return self._run(self._gloo.recv, tensors, _cpu_list(tensors), src, tag)
 
 
-def _create(store: Any, rank: int, size: int, timeout: timedelta) -> ProcessGroupHCCLSim:
-    return ProcessGroupHCCLSim(store, rank, size, timeout)
+def _create(opts: Any, backend_options: Any = None) -> ProcessGroupHCCLSim:
+    # The extended creator API hands over the group id, which DeviceMesh and friends read back as group_name.
+    pg = ProcessGroupHCCLSim(opts.store, opts.group_rank, opts.group_size, opts.timeout)
+    # c10d reads a group's name from its registered backends; a Python group has none, so register the inner
+    # gloo backend (for host tensors only: npu tensors keep going through this class's methods).
+    pg._register_backend(torch.device("cpu"), dist.ProcessGroup.BackendType.GLOO, pg._gloo)
+    pg._set_group_name(opts.group_id)
+    return pg
 
 
 def register() -> None:
     """Register ``hccl`` with torch.distributed (once per process; a real torch_npu would do the same)."""
     if "hccl" in dist.Backend.backend_list or hasattr(dist.Backend, "HCCL"):
         return
-    dist.Backend.register_backend("hccl", _create, devices=["npu"])
+    dist.Backend.register_backend("hccl", _create, extended_api=True, devices=["npu"])
