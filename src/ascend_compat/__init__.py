@@ -6,7 +6,7 @@ Importing this package imports no torch and patches nothing. Subpackages:
 - ``ascend_compat.backends``: the declarative accelerator backends and their detection order.
 - ``ascend_compat.simulate``: a simulated ``npu`` device for development and CI without Ascend hardware.
 
-``ASCEND_COMPAT_AUTO_ACTIVATE=1`` activates the shim when this package is imported.
+``ASCEND_COMPAT_AUTO_ACTIVATE=1`` activates the shim as soon as torch is imported (at once if it already is).
 """
 
 from __future__ import annotations
@@ -30,6 +30,12 @@ def __getattr__(name: str) -> Any:
 
 
 if os.environ.get("ASCEND_COMPAT_AUTO_ACTIVATE", "").lower() in ("1", "true", "yes"):
-    from ascend_compat.cuda_shim import activate as _activate
+    from ascend_compat._import_hooks import when_imported
 
-    _activate()
+    def _activate_with(_torch: Any) -> None:
+        from ascend_compat.cuda_shim import activate
+
+        activate()
+
+    # Waits for torch (a sys.meta_path hook), so that importing ascend_compat still imports no torch.
+    when_imported("torch", _activate_with)

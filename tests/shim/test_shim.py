@@ -178,16 +178,43 @@ print("OK")
     )
 
 
-def test_auto_activate_on_import():
+@pytest.mark.parametrize("simulate", [False, True])
+def test_auto_activate_waits_for_torch_then_loads_the_adapter(simulate):
+    out = _ok(
+        run_python(
+            """
+import sys
+import ascend_compat
+assert "torch" not in sys.modules, "auto-activation must not import torch by itself"
+import torch
+assert ascend_compat.is_activated()
+assert torch.__spec__.loader.__class__.__name__ != "_CallbackLoader"  # the real loader is put back
+dev = torch.zeros(1, device="cuda").device.type
+print("DEVICE", dev, "torch_npu loaded:", "torch_npu" in sys.modules)
+""",
+            env={"ASCEND_COMPAT_AUTO_ACTIVATE": "1", **({"ASCEND_COMPAT_SIMULATE": "npu"} if simulate else {})},
+        )
+    )
+    assert ("DEVICE npu torch_npu loaded: True" if simulate else "DEVICE cpu torch_npu loaded: False") in out
+
+
+def test_when_imported_runs_after_import_and_at_once_when_already_imported():
     _ok(
         run_python(
             """
-import ascend_compat, torch
-assert ascend_compat.is_activated()
-assert torch.zeros(1, device="cuda").device.type == "cpu"
+import sys
+from ascend_compat._import_hooks import when_imported, pending
+seen = []
+when_imported("sys", lambda m: seen.append(("sys", m is sys)))
+assert seen == [("sys", True)]  # already imported: called at once
+when_imported("colorsys", lambda m: seen.append(("colorsys", hasattr(m, "rgb_to_hsv"))))
+assert pending() == {"colorsys": 1}
+import colorsys
+assert ("colorsys", True) in seen and pending() == {}
+when_imported("colorsys", lambda m: seen.append("again"))
+assert seen[-1] == "again"
 print("OK")
-""",
-            env={"ASCEND_COMPAT_AUTO_ACTIVATE": "1"},
+"""
         )
     )
 
