@@ -76,7 +76,6 @@ def activate(backend: Optional[str] = None, *, _fail_at: Optional[int] = None) -
             from ascend_compat.cuda_shim import cpu_device
 
             chosen = _cpu_backend_with_module(chosen, cpu_device)
-        devices.TARGET.current_device = chosen.device_module().current_device
         with _LEDGER.transaction():
             patches.apply(_LEDGER, chosen, fail_at=_fail_at)
         _BACKEND, _NOOP_REASON, _DEPTH = chosen, None, 1

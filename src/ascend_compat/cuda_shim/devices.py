@@ -19,7 +19,6 @@ class Target:
     device_type = "cpu"
     accelerator = False  # False on CPU fallback
     real_device: Any = None  # torch's C device type, kept while torch.device is proxied
-    current_device: Any = staticmethod(lambda: 0)  # the target's current ordinal
 
 
 TARGET = Target()
@@ -95,19 +94,10 @@ def _map_device(dev: Any, allow_int: bool) -> Any:
 def target_device(index: Any = None) -> Any:
     """``torch.device`` of the target, with the CUDA-style optional index (int, str or device)."""
     if index is None:
-        return _make(None) if not TARGET.accelerator else _make(_current_index())
+        # No index: torch resolves it to the current device itself, exactly as `.cuda()` means.
+        return _make(None)
     mapped = map_device(index)
     return mapped if not isinstance(mapped, str) else TARGET.real_device(mapped)
-
-
-def _current_index() -> int:
-    import torch
-
-    mod = getattr(torch, TARGET.device_type, None)
-    try:
-        return int(mod.current_device())  # type: ignore[union-attr]
-    except Exception:
-        return 0
 
 
 def map_location(loc: Any) -> Any:

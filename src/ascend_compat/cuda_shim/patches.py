@@ -77,9 +77,12 @@ _ORIGINAL: dict[str, Any] = {}  # originals the replacements call directly (skip
 
 def _tensor_cuda(self: Any, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
     count("Tensor.cuda")
+    # Keyword arguments cost ~0.7 us in Tensor.to's parser: pass them only when they say something.
+    if non_blocking:
+        kwargs["non_blocking"] = True
     if kwargs:
-        return _ORIGINAL["Tensor.to"](self, target_device(device), non_blocking=non_blocking, **kwargs)
-    return _ORIGINAL["Tensor.to"](self, target_device(device), non_blocking=non_blocking)
+        return _ORIGINAL["Tensor.to"](self, target_device(device), **kwargs)
+    return _ORIGINAL["Tensor.to"](self, target_device(device))
 
 
 def _tensor_is_cuda(self: Any) -> bool:
