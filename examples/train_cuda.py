@@ -22,6 +22,9 @@ amp_dtype = torch.bfloat16 if torch.cuda.get_device_capability() >= (8, 0) else 
 
 x_all = torch.randn(512, 32)
 y_all = x_all.sum(dim=1, keepdim=True) / 8
+scale = torch.ones(1, device="cuda") / 8  # factories with device="cuda"
+print(f"GPU: {torch.cuda.get_device_name(0)}, {torch.cuda.get_device_properties(0).multi_processor_count} SMs, "
+      f"capability {torch.cuda.get_device_capability()}")
 loader = torch.utils.data.DataLoader(
     torch.utils.data.TensorDataset(x_all, y_all), batch_size=64, shuffle=True, pin_memory=True
 )
@@ -34,7 +37,7 @@ for epoch in range(3):
         xb, yb = xb.cuda(non_blocking=True), yb.to(device, non_blocking=True)
         opt.zero_grad(set_to_none=True)
         with torch.autocast("cuda", dtype=amp_dtype):
-            loss = nn.functional.mse_loss(model(xb).float(), yb)
+            loss = nn.functional.mse_loss(model(xb).float() * scale * 8, yb)
         scaler.scale(loss).backward()
         scaler.step(opt)
         scaler.update()

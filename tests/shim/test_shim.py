@@ -288,3 +288,61 @@ def test_debug_log_level_logs_translations():
     )
     assert proc.returncode == 0, proc.stderr
     assert "redirected torch.zeros(device=cuda) to cpu" in proc.stderr
+
+
+def test_flags_env_policy_and_properties():
+    out = _ok(
+        run_python(
+            """
+            import os, warnings, torch
+            from ascend_compat import cuda_shim
+            with cuda_shim.activated():
+                torch.backends.cudnn.benchmark = True
+                torch.backends.cudnn.deterministic = True
+                torch.backends.cuda.matmul.allow_tf32 = True
+                torch.backends.cudnn.allow_tf32 = False
+                assert torch.backends.cudnn.benchmark and torch.backends.cudnn.deterministic
+                assert torch.backends.cuda.matmul.allow_tf32 and not torch.backends.cudnn.allow_tf32
+                assert os.environ["ASCEND_RT_VISIBLE_DEVICES"] == "1,0"
+                assert torch.cuda.is_available() is False  # policy forced off
+                props = torch.cuda.get_device_properties(0)
+                assert (props.major, props.minor) == (9, 0) and props.multi_processor_count == 8
+                assert props.name == "Ascend310P3"
+                with warnings.catch_warnings(record=True) as w:
+                    warnings.simplefilter("always")
+                    with torch.autocast("cuda", dtype=torch.bfloat16):
+                        y = torch.nn.Linear(4, 4).cuda()(torch.randn(2, 4).cuda())
+                assert y.dtype == torch.float16, y.dtype
+                assert any("bfloat16 autocast requested" in str(m.message) for m in w)
+                m = torch.nn.Linear(2, 2, device="meta").to_empty(device="cuda")
+                assert m.weight.device.type == "npu"
+            assert "ASCEND_RT_VISIBLE_DEVICES" not in os.environ
+            print("OK")
+            """,
+            env={
+                "ASCEND_COMPAT_SIMULATE": "npu",
+                "ASCEND_COMPAT_SIM_CHIP": "310P",
+                "ASCEND_COMPAT_SIM_DEVICES": "2",
+                "CUDA_VISIBLE_DEVICES": "1,0",
+                "ASCEND_COMPAT_CUDA_AVAILABLE": "false",
+                "ASCEND_COMPAT_CUDA_CAPABILITY": "9.0",
+            },
+        )
+    )
+    assert "OK" in out
+
+
+def test_availability_policy_true_on_cpu_and_run_backend_override(tmp_path):
+    out = _ok(run_python("import torch, ascend_compat\nascend_compat.activate()\nprint(torch.cuda.is_available())",
+                         env={"ASCEND_COMPAT_CUDA_AVAILABLE": "true"}))  # fmt: skip
+    assert out.strip() == "True"
+    script = tmp_path / "where.py"
+    script.write_text("import torch\nprint('on', torch.zeros(1, device='cuda').device.type)\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "ascend_compat", "run", "--simulate", "npu", "--backend", "cpu", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "on cpu" in proc.stdout  # --backend overrides detection of the (simulated) NPU

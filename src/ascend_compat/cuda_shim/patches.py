@@ -50,6 +50,18 @@ def _device_kw(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
     return wrapper
 
 
+def _device_kw_method(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
+    """A method whose ``device`` is keyword-only (``Module.to_empty(*, device)``)."""
+    inner = _device_kw(lambda *a, **k: (a, k), label)
+
+    @functools.wraps(fn)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        args, kwargs = inner(*args, **kwargs)
+        return fn(self, *args, **kwargs)
+
+    return wrapper
+
+
 def _positional_device(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
     """``Tensor.to`` / ``Module.to``: the device may be the first positional argument or ``device=``."""
 
@@ -338,6 +350,32 @@ class _StreamContext:
         return self._ctx.__exit__(*exc)
 
 
+class _CudaStyleProperties:
+    """The target's device properties, plus the CUDA fields CUDA code reads (major/minor, SM count)."""
+
+    def __init__(self, inner: Any, cap: tuple[int, ...]) -> None:
+        self._inner = inner
+        self.major, self.minor = (*cap, 0)[:2]
+        cores = getattr(inner, "multi_processor_count", None) or getattr(inner, "cube_core_num", None)
+        self.multi_processor_count = int(cores or 1)
+        self.is_integrated = False
+        self.is_multi_gpu_board = False
+
+    def __getattr__(self, item: str) -> Any:
+        return getattr(self._inner, item)
+
+    def __repr__(self) -> str:
+        return f"{self._inner!r} (CUDA view: major={self.major}, minor={self.minor})"
+
+
+def _device_properties(backend_module: Any, cap: tuple[int, ...]) -> Callable[..., Any]:
+    def get_device_properties(device: Any = None) -> Any:
+        inner = backend_module.get_device_properties(None if device is None else map_device(device))
+        return _CudaStyleProperties(inner, cap)
+
+    return get_device_properties
+
+
 def _noops() -> dict[str, Callable[..., Any]]:
     return {
         "is_tf32_supported": lambda: False,
@@ -408,6 +446,7 @@ def cuda_functions(backend_module: Any) -> dict[str, Any]:
     out["is_available"] = _counted("torch.cuda.is_available", lambda: available)
     out["get_device_capability"] = lambda device=None: cap
     out["is_bf16_supported"] = lambda including_emulation=True: bool(backend_module.is_bf16_supported())
+    out["get_device_properties"] = _device_properties(backend_module, cap)
     out["memory_cached"] = backend_module.memory_reserved
     out["max_memory_cached"] = backend_module.max_memory_reserved
     out["reset_max_memory_cached"] = backend_module.reset_peak_memory_stats
@@ -515,6 +554,7 @@ def apply(ledger: Ledger, backend: Any, fail_at: int | None = None) -> None:
     patch(torch.Tensor, "is_cuda", property(_tensor_is_cuda))
     patch(nn.Module, "to", _positional_device(nn.Module.to, "Module.to(cuda)"))
     patch(nn.Module, "cuda", _module_cuda)
+    patch(nn.Module, "to_empty", _device_kw_method(nn.Module.to_empty, "Module.to_empty(device=cuda)"))
     patch(torch, "load", _torch_load(torch.load))
     autocast_cls = torch.amp.autocast_mode.autocast
     patch(autocast_cls, "__init__", _autocast_init(autocast_cls.__init__))
