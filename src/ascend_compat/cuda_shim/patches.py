@@ -36,28 +36,22 @@ def cuda_api_table() -> dict[str, dict[str, str]]:
     return dict(json.loads(text)["names"])
 
 
+def _map_device_kw(kwargs: dict[str, Any], label: str) -> None:
+    d = kwargs.get("device")
+    if d is not None:
+        mapped = map_device(d)
+        if mapped is not d:
+            kwargs["device"] = mapped
+            count(label)
+
+
 def _device_kw(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
+    """Functions and methods taking ``device=`` as a keyword (``self`` passes through in ``args``)."""
+
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        d = kwargs.get("device")
-        if d is not None:
-            mapped = map_device(d)
-            if mapped is not d:
-                kwargs["device"] = mapped
-                count(label)
+        _map_device_kw(kwargs, label)
         return fn(*args, **kwargs)
-
-    return wrapper
-
-
-def _device_kw_method(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
-    """A method whose ``device`` is keyword-only (``Module.to_empty(*, device)``)."""
-    inner = _device_kw(lambda *a, **k: (a, k), label)
-
-    @functools.wraps(fn)
-    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        args, kwargs = inner(*args, **kwargs)
-        return fn(self, *args, **kwargs)
 
     return wrapper
 
@@ -73,12 +67,7 @@ def _positional_device(fn: Callable[..., Any], label: str) -> Callable[..., Any]
             if mapped is not first:
                 args = (mapped, *args[1:])
                 count(label)
-        d = kwargs.get("device")
-        if d is not None:
-            mapped = map_device(d)
-            if mapped is not d:
-                kwargs["device"] = mapped
-                count(label)
+        _map_device_kw(kwargs, label)
         return fn(self, *args, **kwargs)
 
     return wrapper
@@ -540,7 +529,8 @@ def apply(ledger: Ledger, backend: Any, fail_at: int | None = None) -> None:
     step += 1
     ledger.setitem(copyreg.dispatch_table, real_device, _reduce_device)
     patch(torch, "Generator", _make_generator_proxy(torch.Generator))
-    patch(torch, "set_default_device", _first_arg_device(torch.set_default_device, "set_default_device", "device"))
+    if hasattr(torch, "set_default_device"):  # torch >= 2.0
+        patch(torch, "set_default_device", _first_arg_device(torch.set_default_device, "set_default_device", "device"))
     loader = torch.utils.data.DataLoader
     patch(loader, "__init__", _dataloader_init(loader.__init__))
     for name in FACTORIES:
@@ -554,7 +544,7 @@ def apply(ledger: Ledger, backend: Any, fail_at: int | None = None) -> None:
     patch(torch.Tensor, "is_cuda", property(_tensor_is_cuda))
     patch(nn.Module, "to", _positional_device(nn.Module.to, "Module.to(cuda)"))
     patch(nn.Module, "cuda", _module_cuda)
-    patch(nn.Module, "to_empty", _device_kw_method(nn.Module.to_empty, "Module.to_empty(device=cuda)"))
+    patch(nn.Module, "to_empty", _device_kw(nn.Module.to_empty, "Module.to_empty(device=cuda)"))
     patch(torch, "load", _torch_load(torch.load))
     autocast_cls = torch.amp.autocast_mode.autocast
     patch(autocast_cls, "__init__", _autocast_init(autocast_cls.__init__))
