@@ -23,8 +23,10 @@ amp_dtype = torch.bfloat16 if torch.cuda.get_device_capability() >= (8, 0) else 
 x_all = torch.randn(512, 32)
 y_all = x_all.sum(dim=1, keepdim=True) / 8
 scale = torch.ones(1, device="cuda") / 8  # factories with device="cuda"
-print(f"GPU: {torch.cuda.get_device_name(0)}, {torch.cuda.get_device_properties(0).multi_processor_count} SMs, "
-      f"capability {torch.cuda.get_device_capability()}")
+print(
+    f"GPU: {torch.cuda.get_device_name(0)}, {torch.cuda.get_device_properties(0).multi_processor_count} SMs, "
+    f"capability {torch.cuda.get_device_capability()}"
+)
 loader = torch.utils.data.DataLoader(
     torch.utils.data.TensorDataset(x_all, y_all), batch_size=64, shuffle=True, pin_memory=True
 )
