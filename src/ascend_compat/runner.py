@@ -83,7 +83,7 @@ def _run(script: Optional[str], module: Optional[str], args: list[str]) -> int:
             return code
         print(code, file=sys.stderr)
         return 1
-    except BaseException:
+    except BaseException:  # any error in user code: print it like the interpreter, exit code 1
         etype, value, tb = sys.exc_info()
         # Drop our own frames so the traceback starts at the user's code.
         while tb is not None and tb.tb_frame.f_code.co_filename in (__file__, runpy.__file__):

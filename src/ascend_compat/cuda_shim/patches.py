@@ -159,8 +159,8 @@ def _first_arg_device(fn: Callable[..., Any], label: str, key: str) -> Callable[
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if args and isinstance(args[0], str) and _is_cuda_type(args[0]):
-            args = (_mapped_type(args[0]), *args[1:])
+        if args and args[0] == "cuda":  # a bare device-type string, as DeviceMesh takes
+            args = (TARGET.device_type, *args[1:])
             count(label)
         elif args:
             mapped = map_device(args[0], allow_int=False)
@@ -169,22 +169,14 @@ def _first_arg_device(fn: Callable[..., Any], label: str, key: str) -> Callable[
                 count(label)
         if key in kwargs:
             value = kwargs[key]
-            if isinstance(value, str) and _is_cuda_type(value):
-                kwargs[key] = _mapped_type(value)
+            if value == "cuda":
+                kwargs[key] = TARGET.device_type
                 count(label)
             else:
                 kwargs[key] = map_device(value, allow_int=False)
         return fn(*args, **kwargs)
 
     return wrapper
-
-
-def _is_cuda_type(text: str) -> bool:
-    return text == "cuda"
-
-
-def _mapped_type(text: str) -> str:
-    return TARGET.device_type
 
 
 def _self_first_arg_device(fn: Callable[..., Any], label: str, key: str) -> Callable[..., Any]:
@@ -583,4 +575,4 @@ def apply(ledger: Ledger, backend: Any, fail_at: int | None = None) -> None:
         ledger.setitem(os.environ, env, os.environ["CUDA_VISIBLE_DEVICES"])
 
 
-__all__ = ["FACTORIES", "UnsupportedCudaAPIError", "apply", "cuda_api_table", "devices"]
+__all__ = ["FACTORIES", "UnsupportedCudaAPIError", "apply", "cuda_api_table"]

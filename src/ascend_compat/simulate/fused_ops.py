@@ -293,7 +293,7 @@ def npu_rms_norm(x: torch.Tensor, gamma: torch.Tensor, epsilon: float = 1e-6) ->
 
 
 def npu_rotary_mul(
-    input: torch.Tensor,
+    input: torch.Tensor,  # torch_npu's argument name, shadowing the builtin on purpose
     r1: torch.Tensor,
     r2: torch.Tensor,
     rotary_mode: str = "half",

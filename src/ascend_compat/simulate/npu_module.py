@@ -159,7 +159,7 @@ class _NPUDeviceProperties:
     total_memory: int
     cube_core_num: int
     vector_core_num: int
-    L2_cache_size: int
+    L2_cache_size: int  # torch_npu's field name
 
     def __repr__(self) -> str:
         return (
