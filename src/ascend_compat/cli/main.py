@@ -7,7 +7,10 @@ import sys
 from typing import Optional
 
 from ascend_compat import __version__
+from ascend_compat.cli import check as check_cmd
 from ascend_compat.cli import info as info_cmd
+from ascend_compat.cli import port as port_cmd
+from ascend_compat.cli import report as report_cmd
 from ascend_compat.cli import run as run_cmd
 
 
@@ -20,6 +23,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     run_cmd.add_parser(sub)
     info_cmd.add_parser(sub)
+    check_cmd.add_parser(sub)
+    port_cmd.add_parser(sub)
+    report_cmd.add_parser(sub)
     return parser
 
 

@@ -1,0 +1,33 @@
+"""Small helpers the reporting commands share: colour and progress conventions."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Callable, Optional, TextIO
+
+
+def use_color(stream: TextIO) -> bool:
+    """ANSI colour only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
+    return "NO_COLOR" not in os.environ and hasattr(stream, "isatty") and stream.isatty()
+
+
+def progress_bar(enabled: bool, stream: TextIO = sys.stderr, label: str = "scanning") -> Optional[Callable[[int, int], None]]:
+    """A one-line progress bar on ``stream`` (a terminal), or None when disabled."""
+    if not enabled or not (hasattr(stream, "isatty") and stream.isatty()):
+        return None
+    state = {"last": -1}
+
+    def update(done: int, total: int) -> None:
+        pct = done * 100 // max(total, 1)
+        if pct == state["last"] and done != total:
+            return
+        state["last"] = pct
+        width = 30
+        fill = width * done // max(total, 1)
+        stream.write(f"\r{label} [{'#' * fill}{'.' * (width - fill)}] {done}/{total} files")
+        if done == total:
+            stream.write("\r" + " " * (width + len(label) + 30) + "\r")
+        stream.flush()
+
+    return update

@@ -1,0 +1,90 @@
+"""``ascend-compat check PATH... [--format text|json|sarif|markdown] [--fail-on LEVEL]``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+FORMATS = ("text", "json", "sarif", "markdown")
+#: Exit codes: findings at or above --fail-on, and files that could not be scanned (the scan is incomplete).
+EXIT_FINDINGS = 1
+EXIT_INCOMPLETE = 3
+
+
+def add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files and directories (git-aware)")
+    p.add_argument("--torch-npu", default=None, metavar="LINE",
+                   help="torch_npu line to classify torch APIs against (2.1, 2.6, 2.7, 2.8; default: newest)")
+    p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: all cores)")
+    p.add_argument("--no-git", action="store_true", help="walk directories instead of asking git for the file list")
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("check", help="scan code for CUDA-only constructs and NPU support (the migration effort)")
+    add_common(p)
+    p.add_argument("--format", "-f", choices=FORMATS, default="text")
+    p.add_argument("--json", action="store_true", help="same as --format json")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    p.add_argument("--fail-on", choices=("note", "warning", "error", "never"), default="error",
+                   help=f"exit {EXIT_FINDINGS} when a finding of this level or higher exists (default: error)")
+    p.add_argument("--select", metavar="CODES", help="only these rule codes or prefixes, comma-separated (AC1,AC301)")
+    p.add_argument("--ignore", metavar="CODES", help="leave out these rule codes or prefixes")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=main)
+
+
+def _codes(spec: str | None) -> tuple[str, ...]:
+    return tuple(c.strip().upper() for c in spec.split(",") if c.strip()) if spec else ()
+
+
+def exit_code(result: Any, fail_on: str) -> int:
+    from ascend_compat.migrate.model import level_rank
+
+    if result.failed:
+        return EXIT_INCOMPLETE
+    if fail_on != "never" and any(level_rank(f.effective_level) >= level_rank(fail_on) for f in result.findings):
+        return EXIT_FINDINGS
+    return 0
+
+
+def run_check(args: argparse.Namespace) -> Any:
+    from ascend_compat.cli._common import progress_bar
+    from ascend_compat.migrate import apidb
+    from ascend_compat.migrate.model import FileScanned
+    from ascend_compat.migrate.scan import check
+
+    line = apidb.normalize_line(args.torch_npu) if args.torch_npu else apidb.DEFAULT_LINE
+    many = any(os.path.isdir(p) for p in args.paths)
+    progress = progress_bar(many and not getattr(args, "no_progress", False))
+    result = check(args.paths, torch_npu=line, jobs=args.jobs, progress=progress, use_git=not args.no_git)
+    select, ignore = _codes(getattr(args, "select", None)), _codes(getattr(args, "ignore", None))
+    if select or ignore:
+        for f in result.files:
+            if isinstance(f, FileScanned):
+                f.findings = [x for x in f.findings
+                              if (not select or x.code.startswith(select)) and not (ignore and x.code.startswith(ignore))]
+    return result
+
+
+def main(args: argparse.Namespace) -> int:
+    from ascend_compat.cli._common import use_color
+    from ascend_compat.migrate.render import render
+
+    try:
+        result = run_check(args)
+    except ValueError as exc:
+        print(f"ascend-compat check: {exc}", file=sys.stderr)
+        return 2
+    fmt = "json" if args.json else args.format
+    if args.output:
+        text = render(result, fmt, False)
+        from ascend_compat.migrate.port import write_atomic
+
+        write_atomic(args.output, text if text.endswith("\n") else text + "\n")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        text = render(result, fmt, fmt == "text" and use_color(sys.stdout))
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return exit_code(result, args.fail_on)

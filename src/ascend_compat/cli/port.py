@@ -1,0 +1,86 @@
+"""``ascend-compat port PATH... [--mode native|shim] [--write | --output DIR] [--json]``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+EXIT_FAILED = 3
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("port", help="rewrite CUDA code for the NPU (shows a diff; --write to apply)")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files and directories (git-aware)")
+    p.add_argument("--mode", choices=("native", "shim"), default="native",
+                   help="native: rewrite to NPU code where mechanical; shim: insert ascend_compat.activate()")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--write", action="store_true", help="rewrite the files in place (atomically)")
+    out.add_argument("--output", metavar="DIR", help="write adapted copies under DIR, leave the originals")
+    p.add_argument("--json", action="store_true", help="the change list as JSON instead of a diff")
+    p.add_argument("--torch-npu", default=None, metavar="LINE", help="torch_npu line (see check)")
+    p.add_argument("--no-git", action="store_true", help="walk directories instead of asking git")
+    p.set_defaults(func=main)
+
+
+def _target(path: str, roots: list[str], out_dir: str) -> str:
+    """Where the adapted copy of ``path`` goes: its path relative to the root it was found under."""
+    apath = os.path.abspath(path)
+    for root in roots:
+        aroot = os.path.abspath(root)
+        base = aroot if os.path.isdir(aroot) else os.path.dirname(aroot)
+        if apath == aroot or apath.startswith(base + os.sep):
+            return os.path.join(out_dir, os.path.relpath(apath, base))
+    return os.path.join(out_dir, os.path.basename(path))
+
+
+def main(args: argparse.Namespace) -> int:
+    from ascend_compat.migrate import apidb
+    from ascend_compat.migrate.port import PortFailure, PortSkip, PortSuccess, port_paths, write_atomic
+
+    try:
+        line = apidb.normalize_line(args.torch_npu) if args.torch_npu else apidb.DEFAULT_LINE
+    except ValueError as exc:
+        print(f"ascend-compat port: {exc}", file=sys.stderr)
+        return 2
+    results = port_paths(args.paths, args.mode, line, use_git=not args.no_git)
+    written = []
+    for r in results:
+        if isinstance(r, PortSuccess):
+            if args.write:
+                write_atomic(r.path, r.text)
+                written.append(r.path)
+            elif args.output:
+                dest = _target(r.path, args.paths, args.output)
+                write_atomic(dest, r.text, like=r.path)
+                written.append(dest)
+    changed = [r for r in results if isinstance(r, PortSuccess)]
+    failed = [r for r in results if isinstance(r, PortFailure)]
+    if args.json:
+        data = {
+            "schema_version": 1,
+            "mode": args.mode,
+            "written": written,
+            "files": [
+                {"path": r.path, "status": "changed", "changes": [c.to_dict() for c in r.changes],
+                 "needs_review": [f.to_dict() for f in r.unfixed]} if isinstance(r, PortSuccess)
+                else {"path": r.path, "status": "failed", "error": r.error} if isinstance(r, PortFailure)
+                else {"path": r.path, "status": "unchanged", "reason": r.reason,
+                      "needs_review": [f.to_dict() for f in r.unfixed]}
+                for r in results
+            ],
+        }
+        print(json.dumps(data, indent=2))
+    else:
+        if not (args.write or args.output):
+            for r in changed:
+                sys.stdout.write(r.diff())
+        for r in failed:
+            print(f"{r.path}: not ported: {r.error}", file=sys.stderr)
+        review = sum(len(r.unfixed) for r in results if isinstance(r, (PortSuccess, PortSkip)))
+        action = "rewrote" if args.write else (f"wrote copies to {args.output} of" if args.output else "would change")
+        print(f"{action} {len(changed)} file(s), {sum(len(r.changes) for r in changed)} change(s); "
+              f"{len(failed)} failed; {review} finding(s) need a person (see `ascend-compat check`)", file=sys.stderr)
+    return EXIT_FAILED if failed else 0

@@ -1,0 +1,284 @@
+"""``port``: apply the scanner's fixes (``native``) or insert the runtime shim's activation (``shim``).
+
+Edits are character spans computed from the parser's positions, so formatting and comments outside them stay
+byte-identical. Every rewrite is parsed again before it is offered; one that would not parse is reported and the
+file is left alone. Porting the output again changes nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import os
+import tempfile
+from dataclasses import dataclass, field
+from typing import Iterable, Optional, Union
+
+from ascend_compat.migrate import apidb
+from ascend_compat.migrate.discover import discover
+from ascend_compat.migrate.model import Change, Edit, FileFailed, FileScanned, Finding, ScanResult
+from ascend_compat.migrate.scan import read_source
+
+MODES = ("native", "shim")
+SHIM_LINES = ("import ascend_compat", "ascend_compat.activate()")
+NATIVE_IMPORT = "import torch_npu  # noqa: F401  (registers the npu device; added by ascend-compat port)"
+
+
+@dataclass
+class PortSuccess:
+    """A file ``port`` changed: the new text and the change list."""
+
+    path: str
+    original: str
+    text: str
+    changes: list[Change] = field(default_factory=list)
+    unfixed: list[Finding] = field(default_factory=list)
+
+    def diff(self, label: Optional[str] = None) -> str:
+        name = label or self.path
+        return "".join(difflib.unified_diff(
+            self.original.splitlines(keepends=True), self.text.splitlines(keepends=True),
+            fromfile=f"a/{name}", tofile=f"b/{name}",
+        ))
+
+
+@dataclass
+class PortSkip:
+    """A file with nothing ``port`` can change (it may still have findings that need a person)."""
+
+    path: str
+    reason: str
+    unfixed: list[Finding] = field(default_factory=list)
+
+
+@dataclass
+class PortFailure:
+    """A file ``port`` could not handle; it is never written."""
+
+    path: str
+    error: str
+
+
+PortResult = Union[PortSuccess, PortSkip, PortFailure]
+
+
+def _newline(text: str) -> str:
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+def insertion_offset(text: str, tree: ast.Module) -> int:
+    """Where new module-level imports go: after the docstring and ``from __future__`` imports, at a line start."""
+    body = tree.body
+    i = 0
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(
+        body[0].value.value, str
+    ):
+        i = 1
+    while i < len(body) and isinstance(body[i], ast.ImportFrom) and body[i].module == "__future__":
+        i += 1
+    lines = text.splitlines(keepends=True)
+    if i == 0:
+        if not body:
+            return len(text)
+        # Before the first statement's line: comments, shebang and coding cookie above it stay above.
+        return sum(len(x) for x in lines[: body[0].lineno - 1])
+    end_line = body[i - 1].end_lineno or body[i - 1].lineno
+    return sum(len(x) for x in lines[:end_line])
+
+
+def _has_activation(tree: ast.Module) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if name in ("activate", "activated"):
+                root = f
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if isinstance(root, ast.Name) and root.id in ("ascend_compat", "activate", "activated"):
+                    return True
+    return False
+
+
+def _imports(tree: ast.Module, top: str) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == top for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == top:
+            return True
+    return False
+
+
+def _after_torch_import(text: str, tree: ast.Module) -> Optional[int]:
+    """Offset of the line after the first module-level ``import torch``/``from torch ...`` statement."""
+    for node in tree.body:
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+            [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+        if any(n == "torch" or n.startswith("torch.") for n in names):
+            lines = text.splitlines(keepends=True)
+            end_line = node.end_lineno or node.lineno
+            rest = lines[end_line - 1].encode("utf-8")[node.end_col_offset or 0:].decode("utf-8", "replace").strip()
+            if rest and not rest.startswith("#"):
+                return None  # ``import torch; more`` on one line: use the generic place
+            return sum(len(x) for x in lines[:end_line])
+    return None
+
+
+def _insert(text: str, tree: ast.Module, lines: Iterable[str], after_torch: bool = False) -> tuple[str, int, str]:
+    nl = _newline(text)
+    at = _after_torch_import(text, tree) if after_torch else None
+    if at is None:
+        at = insertion_offset(text, tree)
+    block = "".join(f"{ln}{nl}" for ln in lines)
+    if at > 0 and not text[:at].endswith(("\n", "\r")):
+        block = nl + block
+    line_no = text.count("\n", 0, at) + 1
+    return text[:at] + block + text[at:], line_no, block
+
+
+def _line_of(text: str, offset: int) -> tuple[int, int, int]:
+    start = text.rfind("\n", 0, offset) + 1
+    end = text.find("\n", offset)
+    end = len(text) if end < 0 else end
+    return text.count("\n", 0, offset) + 1, start, end
+
+
+def apply_edits(text: str, findings: list[Finding], path: str) -> tuple[str, list[Change]]:
+    """Apply every finding's edits (non-overlapping, first come first served) and list the changes per line."""
+    chosen: list[tuple[Edit, str]] = []
+    last_end = -1
+    for edit, code in sorted(((e, f.code) for f in findings for e in f.edits), key=lambda x: (x[0].start, x[0].end)):
+        if edit.start < last_end:
+            continue  # an overlapping edit from another rule: the first one wins
+        chosen.append((edit, code))
+        last_end = max(last_end, edit.end)
+    if not chosen:
+        return text, []
+    # Change list: one entry per original line touched.
+    by_line: dict[int, list[tuple[Edit, str]]] = {}
+    for edit, code in chosen:
+        by_line.setdefault(_line_of(text, edit.start)[0], []).append((edit, code))
+    changes = []
+    for lineno, items in sorted(by_line.items()):
+        _, s, e = _line_of(text, items[0][0].start)
+        before = text[s:e]
+        after = before
+        for edit, _code in sorted(items, key=lambda x: -x[0].start):
+            if edit.end <= e:
+                after = after[: edit.start - s] + edit.replacement + after[edit.end - s:]
+        codes = sorted({c for _, c in items})
+        changes.append(Change(path, lineno, before.rstrip("\r"), after.rstrip("\r"), ",".join(codes)))
+    out = []
+    pos = 0
+    for edit, _ in chosen:
+        out.append(text[pos: edit.start])
+        out.append(edit.replacement)
+        pos = edit.end
+    out.append(text[pos:])
+    return "".join(out), changes
+
+
+def port_source(path: str, text: str, mode: str = "native", line: str = apidb.DEFAULT_LINE) -> PortResult:
+    """Port one Python source text; the result says what changed or why nothing did."""
+    from ascend_compat.migrate.pyscan import scan_python
+
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    scanned = scan_python(path, text, line)
+    if isinstance(scanned, FileFailed):
+        return PortFailure(path, scanned.error)
+    assert isinstance(scanned, FileScanned)
+    code_findings = [f for f in scanned.findings if f.rule.language == "python"]
+    tree = ast.parse(text)
+    if mode == "shim":
+        unfixed = [f for f in code_findings]
+        if not any(f.code < "AC600" for f in code_findings):
+            return PortSkip(path, "no CUDA-specific code", unfixed)
+        if _has_activation(tree):
+            return PortSkip(path, "already activates ascend_compat", unfixed)
+        new, lineno, _ = _insert(text, tree, SHIM_LINES)
+        changes = [Change(path, lineno, "", "; ".join(SHIM_LINES), "SHIM")]
+    else:
+        new, changes = apply_edits(text, code_findings, path)
+        unfixed = [f for f in code_findings if not f.edits]
+        if not changes:
+            return PortSkip(path, "nothing port can rewrite" if unfixed else "no CUDA-specific code", unfixed)
+        if any("npu" in c.after for c in changes) and not _imports(tree, "torch_npu") and not _has_activation(tree):
+            try:
+                new_tree = ast.parse(new)
+            except SyntaxError as exc:
+                return PortFailure(path, f"rewrite would not parse (line {exc.lineno}: {exc.msg}); left untouched")
+            new, lineno, _ = _insert(new, new_tree, [NATIVE_IMPORT], after_torch=True)
+            changes.insert(0, Change(path, lineno, "", NATIVE_IMPORT, "IMPORT"))
+    try:
+        ast.parse(new)
+    except SyntaxError as exc:
+        return PortFailure(path, f"rewrite would not parse (line {exc.lineno}: {exc.msg}); left untouched")
+    return PortSuccess(path, text, new, changes, unfixed)
+
+
+def write_atomic(path: str, text: str, like: Optional[str] = None) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename (a crash leaves the old file whole)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".ascend-compat-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        src = like if like is not None and os.path.exists(like) else (path if os.path.exists(path) else None)
+        if src is not None:
+            os.chmod(tmp, os.stat(src).st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def port_paths(paths: Iterable[str], mode: str = "native", line: str = apidb.DEFAULT_LINE,
+               use_git: bool = True) -> list[PortResult]:
+    """Port every Python file under ``paths`` (nothing is written: see :func:`write_atomic`)."""
+    from ascend_compat.migrate.pyscan import decode_python
+
+    results: list[PortResult] = []
+    for path, lang in discover(paths, use_git=use_git):
+        if lang != "python":
+            continue
+        data, early = read_source(path)
+        if early is not None:
+            reason = getattr(early, "error", None) or getattr(early, "reason", "")
+            results.append(PortFailure(path, reason) if isinstance(early, FileFailed) else PortSkip(path, reason))
+            continue
+        assert data is not None
+        try:
+            text = decode_python(data)
+        except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
+            results.append(PortFailure(path, f"cannot decode: {exc}"))
+            continue
+        if "\ufeff" in data[:3].decode("utf-8", "ignore") or (text and data[:3] == b"\xef\xbb\xbf"):
+            results.append(PortSkip(path, "UTF-8 byte-order mark: left alone"))
+            continue
+        if not data.decode("utf-8", "ignore") == text:
+            results.append(PortSkip(path, "not UTF-8 encoded: left alone"))
+            continue
+        results.append(port_source(path, text, mode, line))
+    return results
+
+
+def planned_changes(result: ScanResult) -> list[Change]:
+    """What ``port --mode native`` would change, from a scan's findings (only files with fixes are re-read)."""
+    from ascend_compat.migrate.pyscan import decode_python
+
+    changes: list[Change] = []
+    for f in result.files:
+        if not isinstance(f, FileScanned) or f.language != "python" or not any(x.edits for x in f.findings):
+            continue
+        data, early = read_source(f.path)
+        if data is None or early is not None:
+            continue
+        try:
+            text = decode_python(data)
+        except (UnicodeDecodeError, SyntaxError, LookupError):
+            continue
+        changes.extend(apply_edits(text, [x for x in f.findings if x.rule.language == "python"], f.path)[1])
+    return changes

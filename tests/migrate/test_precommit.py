@@ -1,0 +1,29 @@
+"""The pre-commit hook definition runs the real command and blocks CUDA-only code."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_hook_blocks_cuda_code_and_passes_clean_code(tmp_path: Path) -> None:
+    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert hook["id"] == "ascend-compat-check" and hook["language"] == "python"
+    args = shlex.split(hook["entry"])
+    assert args[0] == "ascend-compat"
+    bad = tmp_path / "train.py"
+    bad.write_text("import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n")
+    good = tmp_path / "ok.py"
+    good.write_text("import torch\nmodel = torch.nn.Linear(2, 2)\n")
+    assert re.search(hook["files"], "src/train.py") and re.search(hook["files"], "k/kernel.cu")
+    assert not re.search(hook["files"], "README.md")
+    run = [sys.executable, "-m", "ascend_compat", *args[1:]]
+    assert subprocess.run([*run, str(bad)], capture_output=True).returncode == 1
+    assert subprocess.run([*run, str(good)], capture_output=True).returncode == 0
