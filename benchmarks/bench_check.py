@@ -25,8 +25,9 @@ def main() -> int:
     args = ap.parse_args()
     spec = importlib.util.find_spec(args.package)
     assert spec and spec.submodule_search_locations, args.package
-    root = list(spec.submodule_search_locations)[0]
-    cmd = [sys.executable, "-m", "ascend_compat", "check", root, "--format", "json", "--fail-on", "never", "--no-progress"]
+    root = next(iter(spec.submodule_search_locations))
+    cmd = [sys.executable, "-m", "ascend_compat", "check", root, "--format", "json", "--fail-on", "never",
+           "--no-progress"]
     if args.jobs:
         cmd += ["--jobs", str(args.jobs)]
     walls, summary = [], {}

@@ -24,7 +24,7 @@ def package_files(name: str, every: int = 1) -> list[str]:
     spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
         raise SystemExit(f"{name} is not an installed package")
-    root = list(spec.submodule_search_locations)[0]
+    root = next(iter(spec.submodule_search_locations))
     files = sorted(os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if f.endswith(".py"))
     return files[::every]
 
@@ -80,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         problems = [r for r in res if any(k.endswith(("_failed", "_broken", "_not_idempotent")) for k in r)]
         bad += len(problems)
         print(f"{name}: {len(files)} files in {dt:.1f} s; changed native={sum('native_changed' in r for r in res)} "
-              f"shim={sum('shim_changed' in r for r in res)}; unparsable inputs={sum('unparsable_input' in r for r in res)}; "
+              f"shim={sum('shim_changed' in r for r in res)}; "
+              f"unparsable inputs={sum('unparsable_input' in r for r in res)}; "
               f"unreadable={sum('unreadable' in r for r in res)}; problems={len(problems)}")
         for r in problems[:20]:
             print("   ", r)

@@ -80,7 +80,8 @@ def test_git_ignored_files_are_skipped(tmp_path: Path) -> None:
 
 
 def test_cli_exit_codes_and_formats(tmp_path: Path) -> None:
-    (tmp_path / "train.py").write_text(CUDA_CODE + 'import torch.distributed as dist\ndist.init_process_group("nccl")\n')
+    dist = 'import torch.distributed as dist\ndist.init_process_group("nccl")\n'
+    (tmp_path / "train.py").write_text(CUDA_CODE + dist)
     r = cli("check", str(tmp_path), "--format", "json")
     assert r.returncode == 1, r.stderr  # AC301 is an error
     data = json.loads(r.stdout)

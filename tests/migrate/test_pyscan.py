@@ -58,7 +58,8 @@ def test_python2_file_fails_cleanly() -> None:
 
 
 def test_torch_api_inventory_resolves_aliases() -> None:
-    result = scan_python("f.py", "import torch.nn.functional as F\nfrom torch import nn\ny = F.gelu(nn.Linear(2, 2)(x))\n")
+    code = "import torch.nn.functional as F\nfrom torch import nn\ny = F.gelu(nn.Linear(2, 2)(x))\n"
+    result = scan_python("f.py", code)
     assert result.apis == {"torch.nn.functional.gelu": 1, "torch.nn.Linear": 1}
 
 

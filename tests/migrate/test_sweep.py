@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from sweep_port import package_files, sweep_file  # noqa: E402
+from sweep_port import package_files, sweep_file
 
 
 @pytest.mark.parametrize("package,every", [("torch", 40), ("transformers", 40)])

@@ -12,7 +12,9 @@ def use_color(stream: TextIO) -> bool:
     return "NO_COLOR" not in os.environ and hasattr(stream, "isatty") and stream.isatty()
 
 
-def progress_bar(enabled: bool, stream: TextIO = sys.stderr, label: str = "scanning") -> Optional[Callable[[int, int], None]]:
+def progress_bar(
+    enabled: bool, stream: TextIO = sys.stderr, label: str = "scanning"
+) -> Optional[Callable[[int, int], None]]:
     """A one-line progress bar on ``stream`` (a terminal), or None when disabled."""
     if not enabled or not (hasattr(stream, "isatty") and stream.isatty()):
         return None

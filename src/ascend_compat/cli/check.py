@@ -63,8 +63,10 @@ def run_check(args: argparse.Namespace) -> Any:
     if select or ignore:
         for f in result.files:
             if isinstance(f, FileScanned):
-                f.findings = [x for x in f.findings
-                              if (not select or x.code.startswith(select)) and not (ignore and x.code.startswith(ignore))]
+                f.findings = [
+                    x for x in f.findings
+                    if (not select or x.code.startswith(select)) and not (ignore and x.code.startswith(ignore))
+                ]
     return result
 
 

@@ -11,8 +11,9 @@ import ast
 import difflib
 import os
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable, Optional, Union
+from typing import Optional, Union
 
 from ascend_compat.migrate import apidb
 from ascend_compat.migrate.discover import discover
@@ -203,7 +204,9 @@ def port_source(path: str, text: str, mode: str = "native", line: str = apidb.DE
         unfixed = [f for f in code_findings if not f.edits]
         if not changes:
             return PortSkip(path, "nothing port can rewrite" if unfixed else "no CUDA-specific code", unfixed)
-        if any("npu" in c.after for c in changes) and not _imports(tree, "torch_npu") and not _has_activation(tree):
+        # Everything but the visible-devices variable needs torch_npu imported (npu device, hccl, torch.npu).
+        needs_npu = any(code != "AC111" for c in changes for code in c.code.split(","))
+        if needs_npu and not _imports(tree, "torch_npu") and not _has_activation(tree):
             try:
                 new_tree = ast.parse(new)
             except SyntaxError as exc:
@@ -255,11 +258,10 @@ def port_paths(paths: Iterable[str], mode: str = "native", line: str = apidb.DEF
         except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
             results.append(PortFailure(path, f"cannot decode: {exc}"))
             continue
-        if "\ufeff" in data[:3].decode("utf-8", "ignore") or (text and data[:3] == b"\xef\xbb\xbf"):
-            results.append(PortSkip(path, "UTF-8 byte-order mark: left alone"))
-            continue
-        if not data.decode("utf-8", "ignore") == text:
-            results.append(PortSkip(path, "not UTF-8 encoded: left alone"))
+        # Only plain UTF-8 files are rewritten: writing back another declared encoding or a BOM is not worth
+        # the risk of changing bytes outside the edits.
+        if data.startswith(b"\xef\xbb\xbf") or data.decode("utf-8", "replace") != text:
+            results.append(PortSkip(path, "not plain UTF-8 (BOM or declared encoding): left alone"))
             continue
         results.append(port_source(path, text, mode, line))
     return results

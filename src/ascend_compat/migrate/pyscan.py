@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import ast
 import json
-from ast import AST
 import re
 import warnings
+from ast import AST
 from functools import lru_cache
 from importlib import resources
 from typing import Callable, Optional
@@ -38,7 +38,9 @@ _STREAM_NAMES = {
     "Stream", "Event", "current_stream", "default_stream", "synchronize", "stream", "set_stream",
     "StreamContext", "ExternalStream", "streams",
 }
-_GRAPH_NAMES = {"CUDAGraph", "graph", "make_graphed_callables", "graph_pool_handle", "graphs", "is_current_stream_capturing"}
+_GRAPH_NAMES = {
+    "CUDAGraph", "graph", "make_graphed_callables", "graph_pool_handle", "graphs", "is_current_stream_capturing",
+}
 _PROBE_NAMES = {"get_device_capability", "get_arch_list", "get_gencode_flags"}
 _ATTN_CALLS = {
     "flash_attn_func", "flash_attn_varlen_func", "flash_attn_qkvpacked_func", "flash_attn_kvpacked_func",
@@ -163,6 +165,8 @@ class _Scanner:
         self.findings: list[Finding] = []
         self.apis: dict[str, int] = {}
         self.imports: dict[str, tuple[int, int]] = {}
+        self.import_sites: list[tuple[str, int, int]] = []
+        self.advised: set[str] = set()
         self.marked: dict[int, str] = {}  # id(str constant) -> rule code decided by its parent
         self.import_nodes, self.skip = _statements(tree)
         self.stmt: Optional[ast.stmt] = None
@@ -175,6 +179,7 @@ class _Scanner:
                 for a in node.names:
                     top = a.name.split(".")[0]
                     self.imports.setdefault(top, (node.lineno, node.col_offset))
+                    self.import_sites.append((a.name, node.lineno, node.col_offset))
                     if a.asname:
                         self.aliases[a.asname] = a.name
                     else:
@@ -182,6 +187,7 @@ class _Scanner:
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 top = node.module.split(".")[0]
                 self.imports.setdefault(top, (node.lineno, node.col_offset))
+                self.import_sites.append((node.module, node.lineno, node.col_offset))
                 for a in node.names:
                     if a.name != "*":
                         self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
@@ -245,9 +251,11 @@ class _Scanner:
     # -- walk --------------------------------------------------------------------------------------------
     def run(self) -> None:
         self.collect_imports()
-        for mod, (lineno, col) in self.imports.items():
+        reported: set[str] = set()
+        for mod, lineno, col in self.import_sites:
             f = deps.import_finding(self.path, mod, lineno, self.src.col(lineno, col) + 1)
-            if f is not None:
+            if f is not None and f.api not in reported:  # one finding per package per file
+                reported.add(f.api)
                 self.findings.append(f)
         handlers: dict[type, Callable[[ast.AST], bool]] = {
             ast.Attribute: self.on_attribute, ast.Name: self.on_name, ast.Call: self.on_call,
@@ -256,7 +264,7 @@ class _Scanner:
         }
         get = handlers.get
         stack: list[ast.AST] = [self.tree]
-        pop, extend, push = stack.pop, stack.extend, stack.append
+        pop, push = stack.pop, stack.append
         stmt_classes = _STMT_CLASSES
         fields_of = _CHILD_FIELDS
         aliases = self.aliases
@@ -409,7 +417,8 @@ class _Scanner:
             self.add("AC301", node, f"`{q}` asks about NCCL", q, alternative="torch.distributed.is_hccl_available()")
             return True
         if q == "torch.set_float32_matmul_precision":
-            self.add("AC502", node, "matmul precision hint (TF32 on CUDA)", q, alternative="torch.npu.matmul.allow_hf32")
+            self.add("AC502", node, "matmul precision hint (TF32 on CUDA)", q,
+                     alternative="torch.npu.matmul.allow_hf32")
             return True
         if q in ("torch.device", "torch.Tensor.to", "torch.nn.Module.to") and call is not None:
             return False
@@ -433,7 +442,8 @@ class _Scanner:
             self.add("AC801", node, f"`{q}` is listed as not supported by torch_npu {self.line}", q)
             return
         adv = apidb.advice(q)
-        if adv is not None:
+        if adv is not None and q not in self.advised:  # advice once per API per file, not per use
+            self.advised.add(q)
             code = "AC802" if adv.kind == "precision" else "AC803"
             alt = adv.replacement or adv.text
             self.add(code, node, f"`{q}`: {adv.text}", q, alternative=alt)
@@ -611,7 +621,7 @@ class _Scanner:
         for arg in call.args[:1]:
             values = arg.elts[:1] if isinstance(arg, (ast.List, ast.Tuple)) else [arg]
             for v in values:
-                if isinstance(v, ast.Constant) and isinstance(v.value, str) and v.value.split(" ", 1)[0] == "nvidia-smi":
+                if isinstance(v, ast.Constant) and isinstance(v.value, str) and v.value.split(" ")[0] == "nvidia-smi":
                     self.marked[id(v)] = "AC506"
 
     def on_constant(self, node: ast.AST) -> bool:

@@ -7,8 +7,9 @@ import multiprocessing
 import os
 import sys
 import time
+from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
-from typing import Callable, Iterable, Optional
+from typing import Callable, Optional
 
 # pyscan registers the Python rules in this process too (the parent reads them when reporting).
 from ascend_compat.migrate import apidb, deps, pyscan
@@ -64,7 +65,7 @@ def scan_file(path: str, language: str, line: str = apidb.DEFAULT_LINE, max_byte
         except UnicodeDecodeError as exc:
             return FileFailed(path, language, f"cannot decode as UTF-8: {exc}", data.count(b"\n"))
         return deps.scan_manifest(path, text)
-    except Exception as exc:  # noqa: BLE001 - one bad file must never stop a repository scan
+    except Exception as exc:
         return FileFailed(path, language, f"internal error while scanning: {type(exc).__name__}: {exc}")
 
 
