@@ -113,3 +113,21 @@ def test_unknown_torch_npu_line_is_a_usage_error(tmp_path: Path) -> None:
 def test_missing_path_is_reported(tmp_path: Path) -> None:
     result = check([str(tmp_path / "nope.py")], jobs=1)
     assert isinstance(result.files[0], FileFailed) and "cannot read" in result.files[0].error
+
+
+def test_report_command_writes_the_dated_report(tmp_path: Path) -> None:
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "train.py").write_text(CUDA_CODE)
+    (tmp_path / "proj" / "requirements.txt").write_text("flash-attn\ntorch==2.1.0+cu121\n")
+    out = tmp_path / "reports"
+    r = cli("report", str(tmp_path / "proj"), "--output", str(out), "--json")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    (report,) = list(out.iterdir())
+    assert report.name.startswith("CodeReview_Results_") and report.suffix == ".md"
+    assert data["report"] == str(report)
+    text = report.read_text()
+    head = "\n".join(text.splitlines()[:25])
+    assert "flash-attn" in text and "AC101" in text
+    assert str(data["summary"]["findings"]) in head  # the totals are on the first screen
+    assert any(c["code"] == "AC101" for c in data["changes"])

@@ -38,7 +38,8 @@ def test_precision_and_recall_on_the_corpus() -> None:
 
 def test_every_python_rule_has_a_fixture() -> None:
     covered = {x.split()[1] for c in CASES for x in _expected(c)}
-    python_rules = {code for code, rule in RULES.items() if rule.language == "python"}
+    # Other test modules register test-only rules (ACTnn): only the product's codes count here.
+    python_rules = {code for code, rule in RULES.items() if rule.language == "python" and code[2:].isdigit()}
     assert python_rules - covered == set()
 
 

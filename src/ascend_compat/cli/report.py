@@ -37,7 +37,9 @@ def main(args: argparse.Namespace) -> int:
     root = args.paths[0] if os.path.isdir(args.paths[0]) else os.path.dirname(os.path.abspath(args.paths[0]))
     text = build_report(result, changes, root, today, args.format)
     target = args.output or "."
-    if os.path.isdir(target):
+    # A directory (existing, or named with a trailing slash or without a file suffix) gets the dated file name.
+    if os.path.isdir(target) or target.endswith(("/", os.sep)) or not os.path.splitext(target)[1]:
+        os.makedirs(target, exist_ok=True)
         target = os.path.join(target, report_filename(today, args.format))
     write_atomic(target, text)
     if args.json:

@@ -130,6 +130,7 @@ def _child_fields(cls: type) -> tuple[str, ...]:
 
 
 _STMT_CLASSES = frozenset(c for c in vars(ast).values() if isinstance(c, type) and issubclass(c, ast.stmt))
+_REEXPORTING_SUBMODULES = frozenset({"random", "memory", "graphs", "streams"})
 _BODY_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
@@ -167,6 +168,8 @@ class _Scanner:
         self.imports: dict[str, tuple[int, int]] = {}
         self.import_sites: list[tuple[str, int, int]] = []
         self.advised: set[str] = set()
+        self.nofix: set[int] = set()  # literals reported without a fix (dict keys: a table of device types)
+        self.backend_ctx: set[int] = set()  # "nccl" literals that select the collective backend
         self.marked: dict[int, str] = {}  # id(str constant) -> rule code decided by its parent
         self.import_nodes, self.skip = _statements(tree)
         self.stmt: Optional[ast.stmt] = None
@@ -260,7 +263,8 @@ class _Scanner:
         handlers: dict[type, Callable[[ast.AST], bool]] = {
             ast.Attribute: self.on_attribute, ast.Name: self.on_name, ast.Call: self.on_call,
             ast.Constant: self.on_constant, ast.JoinedStr: self.on_joinedstr, ast.Compare: self.on_compare,
-            ast.FunctionDef: self.on_def, ast.AsyncFunctionDef: self.on_def,
+            ast.FunctionDef: self.on_def, ast.AsyncFunctionDef: self.on_def, ast.Dict: self.on_dict,
+            ast.Assign: self.on_assign,
         }
         get = handlers.get
         stack: list[ast.AST] = [self.tree]
@@ -451,6 +455,10 @@ class _Scanner:
     def torch_cuda(self, q: str, node: ast.AST, call: Optional[ast.Call]) -> None:
         rest = q[len("torch.cuda"):].lstrip(".")
         name = rest.split(".", 1)[0]
+        via_submodule = False
+        if name in _REEXPORTING_SUBMODULES and "." in rest:
+            # torch.cuda.random.get_rng_state is torch.cuda.get_rng_state under another name.
+            rest, name, via_submodule = rest.split(".", 1)[1], rest.split(".")[1], True
         last = rest.rsplit(".", 1)[-1]
         root = self.torch_root(node)
         # The ``cuda`` token of ``<torch>.cuda....`` when the chain is spelled from the torch module.
@@ -500,7 +508,8 @@ class _Scanner:
             return
         code = "AC114" if "memory" in name or name in ("empty_cache", "mem_get_info") else (
             "AC115" if name in _STREAM_NAMES else "AC108")
-        edits = self.attr_edit(cuda_attr, "npu") if cuda_attr is not None and (not name or npu_has(name)) else ()
+        fixable = cuda_attr is not None and not via_submodule and (not name or npu_has(name))
+        edits = self.attr_edit(cuda_attr, "npu") if fixable and cuda_attr is not None else ()
         self.add(code, node, f"`{q}`", q, edits, coupled=True)
 
     def _keyword_start(self, kw: ast.keyword) -> int:
@@ -512,6 +521,12 @@ class _Scanner:
     def on_call(self, node: ast.AST) -> bool:
         assert isinstance(node, ast.Call)
         func = node.func
+        for kw in node.keywords:
+            if kw.arg in ("backend", "dist_backend", "ddp_backend"):
+                self._backend_literal(kw.value)
+        fname = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if fname in ("init_process_group", "new_group") and node.args:
+            self._backend_literal(node.args[0])
         q = self.qual(func)
         if q is not None:
             self.on_qualified(q, func, node)
@@ -603,6 +618,27 @@ class _Scanner:
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             self.marked[id(node)] = code
 
+    def on_dict(self, node: ast.AST) -> bool:
+        assert isinstance(node, ast.Dict)
+        for key in node.keys:
+            if isinstance(key, ast.Constant):
+                self.nofix.add(id(key))
+        return False
+
+    def on_assign(self, node: ast.AST) -> bool:
+        assert isinstance(node, ast.Assign)
+        names = [t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else "" for t in node.targets]
+        if any("backend" in n.lower() for n in names):
+            self._backend_literal(node.value)
+        return False
+
+    def _backend_literal(self, node: Optional[ast.AST]) -> None:
+        if isinstance(node, ast.Constant):
+            self.backend_ctx.add(id(node))
+        elif isinstance(node, ast.IfExp):
+            self._backend_literal(node.body)
+            self._backend_literal(node.orelse)
+
     def on_compare(self, node: ast.AST) -> bool:
         assert isinstance(node, ast.Compare)
         operands = [node.left, *node.comparators]
@@ -611,6 +647,8 @@ class _Scanner:
             if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
                 self.mark_compare_literals(left, "AC106")
                 self.mark_compare_literals(right, "AC106")
+                self._backend_literal(left)
+                self._backend_literal(right)
             elif isinstance(op, (ast.In, ast.NotIn)):
                 self.mark_compare_literals(left, "AC107")
                 if isinstance(right, (ast.Tuple, ast.List, ast.Set)):
@@ -633,7 +671,8 @@ class _Scanner:
         if DEVICE_RE.fullmatch(value):
             code = marked if marked in ("AC106", "AC107", "AC202") else "AC102"
             new = "npu" + value[4:]
-            self.add(code, node, f"device {value!r}", value, self.literal_edit(node, value, new), coupled=True)
+            edits = () if id(node) in self.nofix else self.literal_edit(node, value, new)
+            self.add(code, node, f"device {value!r}", value, edits, coupled=id(node) not in self.nofix)
         elif marked in ("AC106", "AC107") and value.startswith("cuda") and len(value) <= 8:
             self.add(marked, node, f"{value!r} compared with a device", value,
                      self.literal_edit(node, value, "npu" + value[4:]), coupled=True)
@@ -641,7 +680,9 @@ class _Scanner:
             self.add("AC103", node, f"device format {value!r}", value,
                      self.literal_edit(node, "cuda", "npu"), coupled=True)
         elif value == "nccl":
-            self.add("AC301", node, "NCCL collective backend \"nccl\"", "nccl", self.literal_edit(node, "nccl", "hccl"))
+            # Rewritten only where it selects the backend (not in lists of choices or lookup tables).
+            edits = self.literal_edit(node, "nccl", "hccl") if id(node) in self.backend_ctx else ()
+            self.add("AC301", node, "NCCL collective backend \"nccl\"", "nccl", edits)
         elif "CUDA_VISIBLE_DEVICES" in value:
             self.add("AC111", node, "CUDA_VISIBLE_DEVICES does not select NPUs", "CUDA_VISIBLE_DEVICES",
                      self.literal_edit(node, "CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES"))
