@@ -131,3 +131,15 @@ def test_report_command_writes_the_dated_report(tmp_path: Path) -> None:
     assert "flash-attn" in text and "AC101" in text
     assert str(data["summary"]["findings"]) in head  # the totals are on the first screen
     assert any(c["code"] == "AC101" for c in data["changes"])
+
+
+def test_mixed_tree_reports_every_language_in_one_result(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(CUDA_CODE)
+    (tmp_path / "kernel.cu").write_text("__global__ void k(float* x) { x[threadIdx.x] = 0.f; }\n"
+                                        "void run(float* d) { cudaMalloc(&d, 4); k<<<1, 32>>>(d); }\n")
+    (tmp_path / "requirements.txt").write_text("flash-attn\n")
+    data = check([str(tmp_path)], jobs=1).to_dict()  # the parent process knows every rule it reports
+    langs = {f["language"]: sorted({x["code"] for x in f["findings"]}) for f in data["files"]}
+    assert langs["python"] == ["AC101"]
+    assert {"AC601", "AC609", "AC610"} <= set(langs["cxx"])
+    assert langs["deps"] == ["AC702"]

@@ -186,7 +186,8 @@ def test_data_covers_the_packages_the_issue_names() -> None:
                  "megatron-core", "torchvision", "torchaudio", "accelerate", "transformers", "peft", "causal-conv1d",
                  "mamba-ssm", "liger-kernel", "unsloth", "auto-gptq", "autoawq"):
         assert name in names
-    assert deps.lookup("flash-attn").status == "alternative" and deps.lookup("vllm").alternative.startswith("vllm-ascend")
+    assert deps.lookup("flash-attn").status == "alternative"
+    assert deps.lookup("vllm").alternative.startswith("vllm-ascend")
 
 
 def test_every_entry_is_sourced_and_valid() -> None:

@@ -82,6 +82,7 @@ CXX_RULES = (
        "global memory passed to the kernel as an argument, or tiling data", False, False, "medium", 0.25, "cxx"),
 )
 register_rules(*CXX_RULES)
+_RULE_LEVEL = {r.code: r.level for r in CXX_RULES}
 
 _FAMILY_CODE = {
     "driver": "AC602", "cublas": "AC603", "cudnn": "AC604", "nccl": "AC605", "curand": "AC606", "thrust": "AC607",
@@ -96,8 +97,9 @@ _KERNEL_CODE = {
 _LABEL = {
     "runtime": "CUDA runtime", "driver": "CUDA driver API", "cublas": "cuBLAS", "cudnn": "cuDNN", "nccl": "NCCL",
     "curand": "cuRAND", "thrust": "Thrust", "cub": "CUB", "cufft": "cuFFT", "cusparse": "cuSPARSE",
-    "cusolver": "cuSOLVER", "cutlass": "CUTLASS", "nvrtc": "NVRTC", "nvtx": "NVTX", "intrinsic": "CUDA device intrinsic",
-    "header": "CUDA header", "torch_ext": "PyTorch CUDA C++ API", "kernel": "CUDA kernel code",
+    "cusolver": "cuSOLVER", "cutlass": "CUTLASS", "nvrtc": "NVRTC", "nvtx": "NVTX",
+    "intrinsic": "CUDA device intrinsic", "header": "CUDA header", "torch_ext": "PyTorch CUDA C++ API",
+    "kernel": "CUDA kernel code",
 }
 # Namespaces whose CUDA names (CUDAGuard, kCUDA) are looked up even when the name is not the whole path.
 _TORCH_ROOTS = (b"at", b"c10", b"torch")
@@ -128,7 +130,7 @@ class ApiEntry:
     def alternative(self) -> str:
         if self.ascend is None:
             return f"no direct counterpart: {self.note or 'rewrite with Ascend C'}"
-        return f"{self.ascend} ({self.note})" if self.note else self.ascend
+        return f"{self.ascend}; {self.note}" if self.note else self.ascend
 
     def message(self, api: str) -> str:
         label = _LABEL[self.family]
@@ -151,26 +153,30 @@ def api_entries() -> tuple[ApiEntry, ...]:
 @dataclass(frozen=True)
 class _Tables:
     names: dict[bytes, ApiEntry]  # exact names, bare and ::-qualified
-    prefixes: tuple[tuple[bytes, ApiEntry], ...]  # bare name prefixes, longest first
-    prefix_starts: tuple[bytes, ...]  # the same prefixes, for one quick str.startswith
+    prefixes: tuple[tuple[bytes, bool, ApiEntry], ...]  # bare name prefixes, longest first, with boundary rule
+    prefix_starts: tuple[bytes, ...]  # the same prefixes, for one quick startswith
     ns_prefixes: tuple[tuple[bytes, ApiEntry], ...]  # "thrust::" and the like, longest first
+    ns_starts: tuple[bytes, ...]
+    torch_words: frozenset[bytes]  # parts of PyTorch's CUDA names: at::/c10::/torch:: paths without one are settled
     roots: frozenset[bytes]  # first components worth resolving a qualified name for
     methods: dict[bytes, ApiEntry]
     headers: dict[str, ApiEntry]
     header_prefixes: tuple[tuple[str, ApiEntry], ...]
+    header_starts: tuple[str, ...]
     kernel: dict[str, ApiEntry]
 
 
 @lru_cache(maxsize=1)
 def _tables() -> _Tables:
     names: dict[bytes, ApiEntry] = {}
-    prefixes: list[tuple[bytes, ApiEntry]] = []
+    prefixes: list[tuple[bytes, bool, ApiEntry]] = []
     ns_prefixes: list[tuple[bytes, ApiEntry]] = []
     methods: dict[bytes, ApiEntry] = {}
     headers: dict[str, ApiEntry] = {}
     header_prefixes: list[tuple[str, ApiEntry]] = []
     kernel: dict[str, ApiEntry] = {}
     roots = set(_TORCH_ROOTS)
+    torch_words = {b"cuda"}
     for e in api_entries():
         key = e.name.encode()
         if e.family == "kernel":
@@ -182,18 +188,25 @@ def _tables() -> _Tables:
                 headers[e.name] = e
         elif e.match == "method":
             methods[key] = e
+        elif e.match == "prefix" and key.endswith(b"::"):
+            ns_prefixes.append((key, e))
         elif e.match == "prefix":
-            (ns_prefixes if key.endswith(b"::") else prefixes).append((key, e))
+            # A lower-case prefix is a library name and must be followed by a capital: cublasSgemm, not
+            # cublas_helper or cumsum. "cudaMem" (already camel case) and "curand_" stand as written.
+            prefixes.append((key, key.isalpha() and key.islower(), e))
         else:
             names[key] = e
         if b"::" in key and e.family != "header":
             roots.add(key.split(b"::", 1)[0])
-    by_len: Callable[[tuple[Any, ApiEntry]], int] = lambda item: -len(item[0])  # noqa: E731
+        if e.family == "torch_ext":
+            torch_words.update(w for w in key.split(b"::") if w)
+    by_len: Callable[[tuple[Any, ...]], int] = lambda item: -len(item[0])  # noqa: E731
     prefixes.sort(key=by_len)
     ns_prefixes.sort(key=by_len)
     header_prefixes.sort(key=by_len)
-    return _Tables(names, tuple(prefixes), tuple(p for p, _ in prefixes), tuple(ns_prefixes), frozenset(roots),
-                   methods, headers, tuple(header_prefixes), kernel)
+    return _Tables(names, tuple(prefixes), tuple(p[0] for p in prefixes), tuple(ns_prefixes),
+                   tuple(p for p, _ in ns_prefixes), frozenset(torch_words), frozenset(roots), methods, headers,
+                   tuple(header_prefixes), tuple(p for p, _ in header_prefixes), kernel)
 
 
 # --- the grammar, loaded once per process -------------------------------------------------------------------
@@ -224,7 +237,7 @@ class _Grammar:
         self.tok_device = kinds("__device__", named=False)
         self.tok_host = kinds("__host__", named=False)
         self.tok_space = kinds("__constant__", "__managed__", named=False)
-        self.system_lib = kinds("system_lib_string")
+        self.include_path = kinds("string_literal", "system_lib_string")
         fid = lang.field_id_for_name
         self.f_function, self.f_type, self.f_name = fid("function"), fid("type"), fid("name")
         self.f_scope, self.f_field, self.f_path = fid("scope"), fid("field"), fid("path")
@@ -258,10 +271,10 @@ def _grammar() -> Optional[_Grammar]:
         try:
             import tree_sitter
             import tree_sitter_cuda
-        except ImportError:
+            _GRAMMAR = _Grammar(tree_sitter, tree_sitter_cuda.language)
+        except (ImportError, ValueError):  # not installed, or a grammar built for another tree-sitter ABI
             _UNAVAILABLE = True  # remembered: a failed import searches sys.path again on every call
             return None
-        _GRAMMAR = _Grammar(tree_sitter, tree_sitter_cuda.language)
     return _GRAMMAR
 
 
@@ -283,20 +296,22 @@ class _FileScan:
         self.src = src
         self.cuda_file = path.endswith(CUDA_SUFFIXES)
         self.findings: list[Finding] = []
-        self.seen: set[tuple[str, int]] = set()
+        self.seen: set[tuple[str, Any]] = set()
         # Where the tree being walked starts in the file: (byte, row, column); a macro body is parsed alone.
         self.base = (0, 0, 0)
 
     def walk(self, root: Any) -> None:
-        handlers = self.g.handlers
+        handler_of = self.g.handlers.get
         cursor = root.walk()
+        # Bound methods hoisted: this loop runs once per node of every file.
+        first_child, next_sibling, parent = cursor.goto_first_child, cursor.goto_next_sibling, cursor.goto_parent
         while True:
             node = cursor.node
-            handler = handlers.get(node.kind_id)
-            if (handler is None or handler(self, node, cursor)) and cursor.goto_first_child():
+            handler = handler_of(node.kind_id)
+            if (handler is None or handler(self, node, cursor)) and first_child():
                 continue
-            while not cursor.goto_next_sibling():
-                if not cursor.goto_parent():
+            while not next_sibling():
+                if not parent():
                     return
 
     # -- positions and findings ------------------------------------------------------------------------------
@@ -312,8 +327,8 @@ class _FileScan:
         return base_row + row + 1, chars + 1
 
     def add(self, code: str, node: Any, api: str, message: str, alternative: str, level: Optional[str] = None,
-            key: Optional[int] = None) -> None:
-        dedupe = (code, self.base[0] + (node.start_byte if key is None else key))
+            key: Any = None) -> None:
+        dedupe = (code, self.base[0] + node.start_byte if key is None else key)
         if dedupe in self.seen:
             return
         self.seen.add(dedupe)
@@ -324,11 +339,11 @@ class _FileScan:
             end_col=end_col, alternative=alternative, level=level, fixable=False,
         ))
 
-    def add_entry(self, entry: ApiEntry, node: Any, api: str) -> None:
+    def add_entry(self, entry: ApiEntry, node: Any, api: str, once_per_file: bool = False) -> None:
         code = entry.code
         # A hard entry (no counterpart worth the name) outranks the rule's default level.
-        level = "error" if entry.difficulty == "hard" and RULES_LEVEL[code] != "error" else None
-        self.add(code, node, api, entry.message(api), entry.alternative, level)
+        level = "error" if entry.difficulty == "hard" and _RULE_LEVEL[code] != "error" else None
+        self.add(code, node, api, entry.message(api), entry.alternative, level, key=(api,) if once_per_file else None)
 
     # -- name resolution -------------------------------------------------------------------------------------
     def lookup_name(self, name: bytes) -> Optional[ApiEntry]:
@@ -337,10 +352,9 @@ class _FileScan:
         if entry is not None:
             return entry
         if name.startswith(t.prefix_starts):
-            for prefix, entry in t.prefixes:
-                # cublasSgemm, not cublas_helper; "curand_" is its own (device API) prefix.
+            for prefix, boundary, entry in t.prefixes:
                 if name.startswith(prefix) and (
-                    prefix.endswith(b"_") or (len(name) > len(prefix) and 65 <= name[len(prefix)] <= 90)
+                    not boundary or (len(name) > len(prefix) and 65 <= name[len(prefix)] <= 90)
                 ):
                     return entry
         return None
@@ -355,9 +369,16 @@ class _FileScan:
     def lookup_qualified(self, node: Any) -> tuple[Optional[ApiEntry], str]:
         """The entry a ``::``-qualified name resolves to, and the name as written (template arguments left out)."""
         g = self.g
+        t = self.t
         scope = node.child_by_field_id(g.f_scope)
-        if scope is not None and self._name_text(scope) not in self.t.roots:
-            return None, ""  # std::, user namespaces: the common case, settled by one look
+        if scope is not None:
+            root = self._name_text(scope)
+            if root not in t.roots:
+                return None, ""  # std::, user namespaces: the common case, settled by one look
+            if root in _TORCH_ROOTS:
+                text = node.text
+                if b"cuda" not in text and b"CUDA" not in text:
+                    return None, ""  # at::Tensor, c10::optional
         comps: list[bytes] = []
         n = node
         while n is not None and n.kind_id in g.qualified:
@@ -368,10 +389,12 @@ class _FileScan:
         if n is not None:
             comps.append(self._name_text(n))
         written = b"::".join(comps)
-        api = written.decode("utf-8", "replace")
+        api = _compact(written, 80)
         if len(comps) == 1:  # ::cudaMalloc
             return self.lookup_name(comps[0]), api
-        names = self.t.names
+        if comps[0] in _TORCH_ROOTS and t.torch_words.isdisjoint(comps):
+            return None, api  # at::cuda_helper_of_my_own: no part of the path is one of PyTorch's CUDA names
+        names = t.names
         for i in range(len(comps)):
             key = written if i == 0 else b"::".join(comps[i:])
             entry = names.get(key)
@@ -384,9 +407,11 @@ class _FileScan:
                 if entry is not None and entry.family == "torch_ext":
                     return entry, api
         full = written + b"::"
-        for prefix, entry in self.t.ns_prefixes:
-            if full.startswith(prefix):
-                return entry, api
+        if full.startswith(t.ns_starts):
+            for prefix, entry in t.ns_prefixes:
+                # The namespace itself (using namespace at::cuda;) is not a use of anything in it.
+                if full.startswith(prefix) and len(full) > len(prefix):
+                    return entry, api
         return None, api
 
     # -- handlers --------------------------------------------------------------------------------------------
@@ -420,6 +445,8 @@ class _FileScan:
         field = cursor.field_id
         if field == g.f_function:
             return False  # resolved by on_call
+        if field == g.f_declarator:
+            return False  # void c10::cuda::Foo::bar() {...} defines a name, it does not use one
         if field == g.f_name and node.parent is not None and node.parent.kind_id in g.qualified:
             return True  # the tail of an outer name already resolved
         entry, api = self.lookup_qualified(node)
@@ -427,8 +454,12 @@ class _FileScan:
             return True  # template arguments may still name something: std::vector<thrust::complex<float>>
         # Namespaced library values (thrust::device, cutlass::Status::kSuccess) ride along with the calls and
         # types that need them; PyTorch's CUDA names (torch::kCUDA) are findings wherever they appear.
-        if field == g.f_type or entry.family == "torch_ext":
+        if entry.family == "torch_ext":
             self.add_entry(entry, node, api)
+        elif field == g.f_type:
+            # A library type is one port decision per file, however often it is spelled: CUTLASS code names
+            # cutlass::half_t hundreds of times.
+            self.add_entry(entry, node, api, once_per_file=True)
         return False
 
     def on_type_identifier(self, node: Any, cursor: Any) -> bool:
@@ -459,11 +490,11 @@ class _FileScan:
 
     def on_include(self, node: Any, cursor: Any) -> bool:
         path_node = node.child_by_field_id(self.g.f_path)
-        if path_node is None:
-            return False
+        if path_node is None or path_node.kind_id not in self.g.include_path:
+            return False  # #include MACRO_NAME: nothing to read
         path = path_node.text[1:-1].decode("utf-8", "replace").strip()
         entry = self.t.headers.get(path)
-        if entry is None:
+        if entry is None and path.startswith(self.t.header_starts):
             for prefix, candidate in self.t.header_prefixes:
                 if path.startswith(prefix):
                     entry = candidate
@@ -520,7 +551,8 @@ class _FileScan:
             return  # __device__ prototype
         entry = self.t.kernel[kind]
         api = token.text.decode()
-        self.add("AC619", token, api, entry.message(f"{api} variable"), entry.alternative, key=decl.start_byte)
+        self.add("AC619", token, api, entry.message(f"{api} variable"), entry.alternative,
+                 key=self.base[0] + decl.start_byte)
 
     def _function_name(self, definition: Any) -> str:
         g = self.g
@@ -556,15 +588,13 @@ class _FileScan:
             self.base = saved
 
 
-RULES_LEVEL = {r.code: r.level for r in CXX_RULES}
-
-
 def scan_cxx(path: str, text: str) -> FileResult:
     """Scan one C, C++ or CUDA source; FileSkipped when tree-sitter is not installed."""
     g = _grammar()
     if g is None:
         return FileSkipped(path, "cxx", SKIP_REASON)
-    src = text.encode("utf-8", "surrogatepass")
+    # Editors do not count a byte-order mark as a column; tree-sitter would read it as a stray token.
+    src = text[1:].encode("utf-8", "replace") if text.startswith("\ufeff") else text.encode("utf-8", "replace")
     lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     scan = _FileScan(g, path, src)
     scan.walk(g.parser.parse(src).root_node)

@@ -627,7 +627,11 @@ class _Scanner:
 
     def on_assign(self, node: ast.AST) -> bool:
         assert isinstance(node, ast.Assign)
-        names = [t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else "" for t in node.targets]
+        if not isinstance(node.value, (ast.Constant, ast.IfExp)):
+            return False
+        names = [
+            t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else "" for t in node.targets
+        ]
         if any("backend" in n.lower() for n in names):
             self._backend_literal(node.value)
         return False

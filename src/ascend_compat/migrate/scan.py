@@ -12,7 +12,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Callable, Optional
 
 # pyscan registers the Python rules in this process too (the parent reads them when reporting).
-from ascend_compat.migrate import apidb, deps, pyscan
+from ascend_compat.migrate import apidb, cxx, deps, pyscan
 from ascend_compat.migrate.discover import discover
 from ascend_compat.migrate.model import FileFailed, FileResult, FileScanned, FileSkipped, ScanResult
 
@@ -57,9 +57,7 @@ def scan_file(path: str, language: str, line: str = apidb.DEFAULT_LINE, max_byte
                 result.findings.extend(deps.scan_setup_py(path, text))
             return result
         if language == "cxx":
-            from ascend_compat.migrate.cxx import scan_cxx
-
-            return scan_cxx(path, data.decode("utf-8", "replace"))
+            return cxx.scan_cxx(path, data.decode("utf-8", "replace"))
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
