@@ -14,7 +14,7 @@ EXIT_INCOMPLETE = 3
 
 
 def add_common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="+", metavar="PATH", help="files and directories (git-aware)")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files and directories (git-aware)")
     p.add_argument("--torch-npu", default=None, metavar="LINE",
                    help="torch_npu line to classify torch APIs against (2.1, 2.6, 2.7, 2.8; default: newest)")
     p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: all cores)")
@@ -32,6 +32,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--select", metavar="CODES", help="only these rule codes or prefixes, comma-separated (AC1,AC301)")
     p.add_argument("--ignore", metavar="CODES", help="leave out these rule codes or prefixes")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--list-rules", action="store_true", help="print every rule (code, category, level, fix) and exit")
     p.set_defaults(func=main)
 
 
@@ -70,10 +71,31 @@ def run_check(args: argparse.Namespace) -> Any:
     return result
 
 
+def list_rules(as_json: bool) -> int:
+    import json
+
+    from ascend_compat.migrate import scan  # noqa: F401  (registers every language's rules)
+    from ascend_compat.migrate.model import RULES
+
+    rules = [RULES[c] for c in sorted(RULES)]
+    if as_json:
+        print(json.dumps([r.__dict__ for r in rules], indent=2))
+        return 0
+    for r in rules:
+        how = ", ".join(x for x, on in (("port fixes", r.fixable), ("shim handles", r.shim_handles)) if on) or "manual"
+        print(f"{r.code}  {r.language:6}  {r.category:13}  {r.level:7}  {r.name}: {r.message} [{how}]")
+    return 0
+
+
 def main(args: argparse.Namespace) -> int:
     from ascend_compat.cli._common import use_color
     from ascend_compat.migrate.render import render
 
+    if args.list_rules:
+        return list_rules(args.json or args.format == "json")
+    if not args.paths:
+        print("ascend-compat check: give at least one PATH (or --list-rules)", file=sys.stderr)
+        return 2
     try:
         result = run_check(args)
     except ValueError as exc:

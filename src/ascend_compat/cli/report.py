@@ -27,6 +27,7 @@ def main(args: argparse.Namespace) -> int:
     from ascend_compat.migrate.port import planned_changes, write_atomic
     from ascend_compat.migrate.report import build_report, report_filename
 
+    args.paths = args.paths or ["."]  # the repository you are in
     try:
         result = run_check(args)
     except ValueError as exc:

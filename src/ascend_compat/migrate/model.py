@@ -188,9 +188,12 @@ FileResult = Union[FileScanned, FileFailed, FileSkipped]
 
 
 def result_to_dict(result: FileResult) -> dict:
-    data = dataclasses.asdict(result)
+    # Built by hand: dataclasses.asdict deep-copies recursively and dominated JSON output on large repositories.
+    data = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
     if isinstance(result, FileScanned):
         data["findings"] = [f.to_dict() for f in result.findings]
+        data["apis"] = dict(result.apis)
+        data["imports"] = list(result.imports)
     return data
 
 

@@ -20,11 +20,12 @@ from typing import Callable, Optional
 from ascend_compat.migrate import apidb, deps, pyrules  # noqa: F401  (pyrules registers the rules)
 from ascend_compat.migrate.model import Edit, FileFailed, FileResult, FileScanned, Finding
 
-# Substrings without which a file cannot contain a finding of the CUDA rules (a cheap filter before the walk;
-# the parser still decides). torch API classification needs "torch" in the file.
+# The tree walk looks for code no file can contain without one of these substrings (``.cuda()``, "nccl",
+# ``torch.*`` names, ``.to(rank)``...). A file with none of them is still parsed (syntax errors are reported) and
+# its imports checked, but not walked: a third of a typical package, skipped at the cost of one substring search.
 TRIGGERS = (
-    "cuda", "CUDA", "nccl", "NCCL", "nvidia", "nvml", "nvtx", "triton", "flash_attn", "xformers", "device",
-    ".to(", "compile", "cudnn", "tf32", "sdp", "numba", "pynvml",
+    "cuda", "CUDA", "nccl", "NCCL", "nvidia", "nvml", "nvtx", "triton", "torch", "numba", "device_map", ".to(",
+    "flash_attn", "xformers",
 )
 
 DEVICE_RE = re.compile(r"cuda(?::\d+)?")
@@ -260,6 +261,9 @@ class _Scanner:
             if f is not None and f.api not in reported:  # one finding per package per file
                 reported.add(f.api)
                 self.findings.append(f)
+        text = self.src.text
+        if not any(t in text for t in TRIGGERS):
+            return
         handlers: dict[type, Callable[[ast.AST], bool]] = {
             ast.Attribute: self.on_attribute, ast.Name: self.on_name, ast.Call: self.on_call,
             ast.Constant: self.on_constant, ast.JoinedStr: self.on_joinedstr, ast.Compare: self.on_compare,
