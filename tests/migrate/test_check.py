@@ -93,6 +93,11 @@ def test_cli_exit_codes_and_formats(tmp_path: Path) -> None:
     assert cli("check", str(tmp_path), "--ignore", "AC3", "--fail-on", "warning").returncode == 1
     sarif = json.loads(cli("check", str(tmp_path), "--format", "sarif").stdout)
     assert sarif["version"] == "2.1.0"
+    results = sarif["runs"][0]["results"]
+    cuda = next(r for r in results if r["ruleId"] == "AC101")
+    (fix,) = cuda["fixes"]  # port's edit, as a SARIF replacement
+    (replacement,) = fix["artifactChanges"][0]["replacements"]
+    assert replacement["insertedContent"]["text"] == "npu"
     (tmp_path / "old.py").write_text('print "x"\n')
     r = cli("check", str(tmp_path), "--fail-on", "never")
     assert r.returncode == 3 and "old.py" in r.stdout

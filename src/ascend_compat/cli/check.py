@@ -71,6 +71,23 @@ def run_check(args: argparse.Namespace) -> Any:
     return result
 
 
+def _texts_with_fixes(result: Any) -> dict[str, str]:
+    from ascend_compat.migrate.model import FileScanned
+    from ascend_compat.migrate.pyscan import decode_python
+    from ascend_compat.migrate.scan import read_source
+
+    texts = {}
+    for f in result.files:
+        if isinstance(f, FileScanned) and any(x.edits for x in f.findings):
+            data, early = read_source(f.path)
+            if data is not None and early is None:
+                try:
+                    texts[f.path] = decode_python(data)
+                except (UnicodeDecodeError, SyntaxError, LookupError):
+                    pass
+    return texts
+
+
 def list_rules(as_json: bool) -> int:
     import json
 
@@ -102,13 +119,18 @@ def main(args: argparse.Namespace) -> int:
         print(f"ascend-compat check: {exc}", file=sys.stderr)
         return 2
     fmt = "json" if args.json else args.format
+    if fmt == "sarif":
+        # SARIF carries port's fixes as text replacements, which need the files' text.
+        from ascend_compat.migrate.render import render_sarif
+
+        text = render_sarif(result, texts=_texts_with_fixes(result))
+    else:
+        text = render(result, fmt, fmt == "text" and not args.output and use_color(sys.stdout))
     if args.output:
-        text = render(result, fmt, False)
         from ascend_compat.migrate.port import write_atomic
 
         write_atomic(args.output, text if text.endswith("\n") else text + "\n")
         print(f"wrote {args.output}", file=sys.stderr)
     else:
-        text = render(result, fmt, fmt == "text" and use_color(sys.stdout))
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return exit_code(result, args.fail_on)
