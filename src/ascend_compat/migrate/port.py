@@ -8,6 +8,7 @@ file is left alone. Porting the output again changes nothing.
 from __future__ import annotations
 
 import ast
+import bisect
 import difflib
 import os
 import tempfile
@@ -18,6 +19,7 @@ from typing import Optional, Union
 from ascend_compat.migrate import apidb
 from ascend_compat.migrate.discover import discover
 from ascend_compat.migrate.model import Change, Edit, FileFailed, FileScanned, Finding, ScanResult
+from ascend_compat.migrate.pyscan import split_lines
 from ascend_compat.migrate.scan import read_source
 
 MODES = ("native", "shim")
@@ -38,7 +40,7 @@ class PortSuccess:
     def diff(self, label: Optional[str] = None) -> str:
         name = label or self.path
         return "".join(difflib.unified_diff(
-            self.original.splitlines(keepends=True), self.text.splitlines(keepends=True),
+            split_lines(self.original), split_lines(self.text),
             fromfile=f"a/{name}", tofile=f"b/{name}",
         ))
 
@@ -67,8 +69,24 @@ def _newline(text: str) -> str:
     return "\r\n" if "\r\n" in text else "\n"
 
 
-def insertion_offset(text: str, tree: ast.Module) -> int:
-    """Where new module-level imports go: after the docstring and ``from __future__`` imports, at a line start."""
+def _first_line(node: ast.stmt) -> int:
+    """A statement's first line, its decorators included."""
+    decorators = getattr(node, "decorator_list", None) or []
+    return min([node.lineno, *(d.lineno for d in decorators)])
+
+
+def _rest_of_line(lines: list[str], node: ast.stmt) -> str:
+    """What follows ``node`` on its last line (code after ``;`` matters, a comment does not)."""
+    end_line = node.end_lineno or node.lineno
+    rest = lines[end_line - 1].encode("utf-8")[node.end_col_offset or 0:].decode("utf-8", "replace").strip()
+    return "" if rest.startswith("#") else rest
+
+
+def insertion_offset(text: str, tree: ast.Module) -> Optional[int]:
+    """Where new module-level imports go: after the docstring and ``from __future__`` imports, at a line start.
+
+    None when there is no such place (the docstring shares its line with other code).
+    """
     body = tree.body
     i = 0
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(
@@ -77,27 +95,28 @@ def insertion_offset(text: str, tree: ast.Module) -> int:
         i = 1
     while i < len(body) and isinstance(body[i], ast.ImportFrom) and body[i].module == "__future__":
         i += 1
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text)
     if i == 0:
         if not body:
             return len(text)
         # Before the first statement's line: comments, shebang and coding cookie above it stay above.
-        return sum(len(x) for x in lines[: body[0].lineno - 1])
+        return sum(len(x) for x in lines[: _first_line(body[0]) - 1])
+    if _rest_of_line(lines, body[i - 1]):
+        return None
     end_line = body[i - 1].end_lineno or body[i - 1].lineno
     return sum(len(x) for x in lines[:end_line])
 
 
 def _has_activation(tree: ast.Module) -> bool:
+    """Whether the file imports ascend_compat and calls its activate()/activated()."""
+    if not _imports(tree, "ascend_compat"):
+        return False
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             f = node.func
             name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
             if name in ("activate", "activated"):
-                root = f
-                while isinstance(root, ast.Attribute):
-                    root = root.value
-                if isinstance(root, ast.Name) and root.id in ("ascend_compat", "activate", "activated"):
-                    return True
+                return True
     return False
 
 
@@ -110,38 +129,38 @@ def _imports(tree: ast.Module, top: str) -> bool:
     return False
 
 
-def _after_torch_import(text: str, tree: ast.Module) -> Optional[int]:
-    """Offset of the line after the first module-level ``import torch``/``from torch ...`` statement."""
-    for node in tree.body:
+def _after_torch_import(text: str, tree: ast.Module) -> Optional[tuple[int, str]]:
+    """Offset of the line after the first ``import torch``/``from torch ...`` statement (at any depth: inside
+    ``try:`` or a function the new import stays guarded/lazy like torch's), and that statement's indentation."""
+    from ascend_compat.migrate.pyscan import _statements
+
+    lines = split_lines(text)
+    for node in _statements(tree)[0]:
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
             [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
         if any(n == "torch" or n.startswith("torch.") for n in names):
-            lines = text.splitlines(keepends=True)
-            end_line = node.end_lineno or node.lineno
-            rest = lines[end_line - 1].encode("utf-8")[node.end_col_offset or 0:].decode("utf-8", "replace").strip()
-            if rest and not rest.startswith("#"):
-                return None  # ``import torch; more`` on one line: use the generic place
-            return sum(len(x) for x in lines[:end_line])
+            if _rest_of_line(lines, node):
+                return None  # ``import torch; more`` on one line
+            first = lines[node.lineno - 1]
+            indent = first[: len(first) - len(first.lstrip(" \t"))]
+            if first.strip().startswith(("import", "from")) and indent == first[: node.col_offset]:
+                return sum(len(x) for x in lines[: node.end_lineno or node.lineno]), indent
+            return None
     return None
 
 
-def _insert(text: str, tree: ast.Module, lines: Iterable[str], after_torch: bool = False) -> tuple[str, int, str]:
+def _insert(text: str, tree: ast.Module, lines: Iterable[str], after_torch: bool = False
+            ) -> Optional[tuple[str, int, str]]:
     nl = _newline(text)
-    at = _after_torch_import(text, tree) if after_torch else None
+    found = _after_torch_import(text, tree) if after_torch else None
+    at, indent = found if found is not None else (insertion_offset(text, tree), "")
     if at is None:
-        at = insertion_offset(text, tree)
-    block = "".join(f"{ln}{nl}" for ln in lines)
+        return None
+    block = "".join(f"{indent}{ln}{nl}" for ln in lines)
     if at > 0 and not text[:at].endswith(("\n", "\r")):
         block = nl + block
     line_no = text.count("\n", 0, at) + 1
     return text[:at] + block + text[at:], line_no, block
-
-
-def _line_of(text: str, offset: int) -> tuple[int, int, int]:
-    start = text.rfind("\n", 0, offset) + 1
-    end = text.find("\n", offset)
-    end = len(text) if end < 0 else end
-    return text.count("\n", 0, offset) + 1, start, end
 
 
 def apply_edits(text: str, findings: list[Finding], path: str) -> tuple[str, list[Change]]:
@@ -155,20 +174,24 @@ def apply_edits(text: str, findings: list[Finding], path: str) -> tuple[str, lis
         last_end = max(last_end, edit.end)
     if not chosen:
         return text, []
-    # Change list: one entry per original line touched.
+    # Change list: one entry per original line touched (line starts computed once: files can be long).
+    lines = split_lines(text)
+    starts = [0]
+    for ln in lines:
+        starts.append(starts[-1] + len(ln))
     by_line: dict[int, list[tuple[Edit, str]]] = {}
     for edit, code in chosen:
-        by_line.setdefault(_line_of(text, edit.start)[0], []).append((edit, code))
+        by_line.setdefault(bisect.bisect_right(starts, edit.start), []).append((edit, code))
     changes = []
     for lineno, items in sorted(by_line.items()):
-        _, s, e = _line_of(text, items[0][0].start)
+        s, e = starts[lineno - 1], starts[lineno - 1] + len(lines[lineno - 1].rstrip("\r\n"))
         before = text[s:e]
         after = before
         for edit, _code in sorted(items, key=lambda x: -x[0].start):
             if edit.end <= e:
                 after = after[: edit.start - s] + edit.replacement + after[edit.end - s:]
         codes = sorted({c for _, c in items})
-        changes.append(Change(path, lineno, before.rstrip("\r"), after.rstrip("\r"), ",".join(codes)))
+        changes.append(Change(path, lineno, before, after, ",".join(codes)))
     out = []
     pos = 0
     for edit, _ in chosen:
@@ -197,7 +220,10 @@ def port_source(path: str, text: str, mode: str = "native", line: str = apidb.DE
             return PortSkip(path, "no CUDA-specific code", unfixed)
         if _has_activation(tree):
             return PortSkip(path, "already activates ascend_compat", unfixed)
-        new, lineno, _ = _insert(text, tree, SHIM_LINES)
+        inserted = _insert(text, tree, SHIM_LINES)
+        if inserted is None:
+            return PortSkip(path, "no line to put the activation on (the docstring shares its line with code)", unfixed)
+        new, lineno, _ = inserted
         changes = [Change(path, lineno, "", "; ".join(SHIM_LINES), "SHIM")]
     else:
         new, changes = apply_edits(text, code_findings, path)
@@ -205,14 +231,18 @@ def port_source(path: str, text: str, mode: str = "native", line: str = apidb.DE
         if not changes:
             return PortSkip(path, "nothing port can rewrite" if unfixed else "no CUDA-specific code", unfixed)
         # Everything but the visible-devices variable needs torch_npu imported (npu device, hccl, torch.npu).
+        # It goes right after the file's own ``import torch``; a file that does not import torch gets none (the
+        # program imports torch_npu where it imports torch).
         needs_npu = any(code != "AC111" for c in changes for code in c.code.split(","))
-        if needs_npu and not _imports(tree, "torch_npu") and not _has_activation(tree):
+        if needs_npu and _imports(tree, "torch") and not _imports(tree, "torch_npu") and not _has_activation(tree):
             try:
                 new_tree = ast.parse(new)
             except SyntaxError as exc:
                 return PortFailure(path, f"rewrite would not parse (line {exc.lineno}: {exc.msg}); left untouched")
-            new, lineno, _ = _insert(new, new_tree, [NATIVE_IMPORT], after_torch=True)
-            changes.insert(0, Change(path, lineno, "", NATIVE_IMPORT, "IMPORT"))
+            inserted = _insert(new, new_tree, [NATIVE_IMPORT], after_torch=True)
+            if inserted is not None:
+                new, lineno, _ = inserted
+                changes.insert(0, Change(path, lineno, "", NATIVE_IMPORT, "IMPORT"))
     try:
         ast.parse(new)
     except SyntaxError as exc:

@@ -28,10 +28,19 @@ TRIGGERS = (
     "flash_attn", "xformers",
 )
 
+_LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split only where Python's tokenizer splits (not at form feeds or U+2028)."""
+    return _LINE_RE.findall(text)
+
+
 DEVICE_RE = re.compile(r"cuda(?::\d+)?")
 DEVICE_FORMAT_RE = re.compile(r"cuda:(?:%d|%s|%i|\{[^{}]*\})")
 NCCL_ENV_RE = re.compile(r"NCCL_[A-Z0-9_]+")
-RANK_NAME_RE = re.compile(r"(?:local_)?rank|(?:local_)?gpu(?:_id|_idx|_index)?|device_id|dev_id|cuda_id|gpu_rank")
+# Names that hold an integer ordinal (``device_id``/``dev_id`` are left out: often already a device string).
+RANK_NAME_RE = re.compile(r"(?:local_)?rank|(?:local_)?gpu(?:_id|_idx|_index)?|cuda_id|gpu_rank")
 
 _AMP_FIXABLE = {"autocast": "torch.amp.autocast", "GradScaler": "torch.amp.GradScaler"}
 _LEGACY_SUFFIXES = ("Tensor", "Storage")
@@ -79,7 +88,7 @@ class _Source:
         self._lines: Optional[list[str]] = None
 
     def _index(self) -> None:
-        lines = self.text.splitlines(keepends=True)
+        lines = split_lines(self.text)
         starts, pos = [], 0
         for line in lines:
             starts.append(pos)
@@ -126,7 +135,8 @@ def _child_fields(cls: type) -> tuple[str, ...]:
     fields = _CHILD_FIELDS.get(cls)
     if fields is None:
         skip = _SCALAR_FIELDS | ({"names"} if cls in (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal) else set())
-        fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in skip)  # type: ignore[attr-defined]
+        # Reversed: children are pushed on a stack, so a statement's header (test, items) is visited before its body.
+        fields = _CHILD_FIELDS[cls] = tuple(reversed([f for f in cls._fields if f not in skip]))  # type: ignore[attr-defined]
     return fields
 
 
@@ -135,26 +145,28 @@ _REEXPORTING_SUBMODULES = frozenset({"random", "memory", "graphs", "streams"})
 _BODY_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-def _statements(tree: ast.Module) -> tuple[list[ast.stmt], set[int]]:
-    """Every import statement (at any depth) and the ids of docstring constants, without walking expressions."""
+def _statements(tree: ast.Module) -> tuple[list[ast.stmt], set[int], set[str]]:
+    """Every import statement (at any depth), the ids of bare string statements (docstrings, attribute
+    docstrings: prose, not code) and the names the file defines with ``def``, without walking expressions."""
     imports: list[ast.stmt] = []
     docstrings: set[int] = set()
+    defined: set[str] = set()
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             imports.append(node)  # type: ignore[arg-type]
             continue
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                docstrings.add(id(body[0].value))
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            docstrings.add(id(node.value))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defined.add(node.name)
         for f in _BODY_FIELDS:
             value = getattr(node, f, None)
             if value:
                 stack.extend(value)
     imports.sort(key=lambda n: (n.lineno, n.col_offset))
-    return imports, docstrings
+    return imports, docstrings, defined
 
 
 class _Scanner:
@@ -169,10 +181,11 @@ class _Scanner:
         self.imports: dict[str, tuple[int, int]] = {}
         self.import_sites: list[tuple[str, int, int]] = []
         self.advised: set[str] = set()
+        self.in_fstring = 0
         self.nofix: set[int] = set()  # literals reported without a fix (dict keys: a table of device types)
         self.backend_ctx: set[int] = set()  # "nccl" literals that select the collective backend
         self.marked: dict[int, str] = {}  # id(str constant) -> rule code decided by its parent
-        self.import_nodes, self.skip = _statements(tree)
+        self.import_nodes, self.skip, self.defined = _statements(tree)
         self.stmt: Optional[ast.stmt] = None
         self.coupled: dict[int, list[int]] = {}  # id(statement) -> indexes of device-coupled findings
 
@@ -268,7 +281,7 @@ class _Scanner:
             ast.Attribute: self.on_attribute, ast.Name: self.on_name, ast.Call: self.on_call,
             ast.Constant: self.on_constant, ast.JoinedStr: self.on_joinedstr, ast.Compare: self.on_compare,
             ast.FunctionDef: self.on_def, ast.AsyncFunctionDef: self.on_def, ast.Dict: self.on_dict,
-            ast.Assign: self.on_assign,
+            ast.Assign: self.on_assign, ast.Subscript: self.on_subscript,
         }
         get = handlers.get
         stack: list[ast.AST] = [self.tree]
@@ -320,7 +333,16 @@ class _Scanner:
         self.uncouple()
 
     def uncouple(self) -> None:
-        """Coupled device idioms are rewritten together or not at all (never half-rewritten)."""
+        """Coupled device idioms are rewritten together or not at all (never half-rewritten).
+
+        Within a statement for device literals; across the whole file for "nccl", whose value often travels
+        (a default, a choices list, a comparison): one literal that cannot change keeps them all.
+        """
+        nccl = [i for i, f in enumerate(self.findings) if f.code == "AC301" and f.api == "nccl"]
+        if any(not self.findings[i].edits for i in nccl):
+            for i in nccl:
+                if self.findings[i].edits:
+                    self.findings[i] = Finding(**{**self.findings[i].__dict__, "edits": (), "fixable": False})
         for indexes in self.coupled.values():
             group = [self.findings[i] for i in indexes]
             if any(not f.edits for f in group) and any(f.edits for f in group):
@@ -344,8 +366,10 @@ class _Scanner:
             self.on_qualified(q, node, None)
             return True
         if node.attr == "is_cuda":
+            # Not rewritten where the file defines its own ``is_cuda`` or assigns to it.
+            fixable = "is_cuda" not in self.defined and isinstance(node.ctx, ast.Load)
             self.add("AC105", node, "`.is_cuda` is False for NPU tensors", "Tensor.is_cuda",
-                     self.attr_edit(node, "is_npu"), coupled=True)
+                     self.attr_edit(node, "is_npu") if fixable else (), coupled=True)
         return False
 
     def on_def(self, node: ast.AST) -> bool:
@@ -474,7 +498,9 @@ class _Scanner:
                     cuda_attr = n
                 n = n.value
         if name == "amp":
-            if last in _AMP_FIXABLE and call is not None and cuda_attr is not None and rest.count(".") == 1:
+            # Positional arguments mean something else in torch.amp (enabled vs dtype): keywords only.
+            kw_only = call is not None and not call.args and all(k.arg for k in call.keywords)
+            if last in _AMP_FIXABLE and kw_only and cuda_attr is not None and rest.count(".") == 1:
                 start, end = self.src.span(node)
                 edits = [Edit(start, end, f"{root.id}.amp.{last}")]  # type: ignore[union-attr]
                 first = call.args[0] if call.args else (call.keywords[0].value if call.keywords else None)
@@ -531,8 +557,15 @@ class _Scanner:
         fname = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if fname in ("init_process_group", "new_group") and node.args:
             self._backend_literal(node.args[0])
+        if fname in ("getattr", "hasattr", "setattr", "delattr") and len(node.args) > 1:
+            self.nofix.add(id(node.args[1]))  # an attribute name, not a device
         q = self.qual(func)
         if q is not None:
+            if not q.startswith("torch"):
+                # Device strings of other libraries (jax.devices("cuda"), tvm.device("cuda")): report, keep.
+                for a in (*node.args, *(k.value for k in node.keywords)):
+                    if isinstance(a, ast.Constant):
+                        self.nofix.add(id(a))
             self.on_qualified(q, func, node)
             if q.startswith("torch.") and q.endswith(("autocast", "GradScaler")):
                 self.mark_device_args(node, "AC202")
@@ -546,8 +579,9 @@ class _Scanner:
             return True
         if isinstance(func, ast.Attribute):
             if func.attr == "cuda" and not self._is_module_chain(func.value):
-                self.add("AC101", func, "`.cuda()` moves to a CUDA device", ".cuda()",
-                         self.attr_edit(func, "npu"), coupled=True)
+                # A file that defines its own ``cuda()`` method may be calling it: report, do not rename.
+                edits = () if "cuda" in self.defined else self.attr_edit(func, "npu")
+                self.add("AC101", func, "`.cuda()` moves to a CUDA device", ".cuda()", edits, coupled=True)
             elif func.attr == "to" and node.args and self._is_ordinal(node.args[0]):
                 self.ordinal(node.args[0], ".to()")
             elif func.attr == "startswith" and node.args:
@@ -606,7 +640,9 @@ class _Scanner:
         start, end = self.src.span(arg)
         seg = self.src.text[start:end]
         new = f'"npu:{arg.value}"' if isinstance(arg, ast.Constant) else f'f"npu:{{{seg}}}"'
-        edits = (Edit(start, end, new),) if "\n" not in seg and '"' not in seg else ()
+        # Inside an f-string the new quotes could clash with the enclosing ones before Python 3.12: report only.
+        ok = "\n" not in seg and '"' not in seg and not self.in_fstring
+        edits = (Edit(start, end, new),) if ok else ()
         self.add("AC104", arg, f"integer device `{seg}` in {where} means a CUDA device", seg, edits, coupled=True)
         self.skip.add(id(arg))
 
@@ -629,8 +665,18 @@ class _Scanner:
                 self.nofix.add(id(key))
         return False
 
+    def on_subscript(self, node: ast.AST) -> bool:
+        assert isinstance(node, ast.Subscript)
+        if isinstance(node.slice, ast.Constant):
+            self.nofix.add(id(node.slice))  # a lookup in a table keyed by device type, like the table's keys
+        return False
+
     def on_assign(self, node: ast.AST) -> bool:
         assert isinstance(node, ast.Assign)
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            for n in ast.walk(node.value):
+                self.nofix.add(id(n))
+            return False
         if not isinstance(node.value, (ast.Constant, ast.IfExp)):
             return False
         names = [
@@ -689,7 +735,8 @@ class _Scanner:
                      self.literal_edit(node, "cuda", "npu"), coupled=True)
         elif value == "nccl":
             # Rewritten only where it selects the backend (not in lists of choices or lookup tables).
-            edits = self.literal_edit(node, "nccl", "hccl") if id(node) in self.backend_ctx else ()
+            ctx = id(node) in self.backend_ctx and id(node) not in self.nofix
+            edits = self.literal_edit(node, "nccl", "hccl") if ctx else ()
             self.add("AC301", node, "NCCL collective backend \"nccl\"", "nccl", edits)
         elif "CUDA_VISIBLE_DEVICES" in value:
             self.add("AC111", node, "CUDA_VISIBLE_DEVICES does not select NPUs", "CUDA_VISIBLE_DEVICES",
@@ -725,7 +772,11 @@ class _Scanner:
                     break
         # Constant parts of an f-string carry no precise position before Python 3.12: visit only the
         # interpolated expressions.
-        self._walk([v.value for v in values if isinstance(v, ast.FormattedValue)])
+        self.in_fstring += 1
+        try:
+            self._walk([v.value for v in values if isinstance(v, ast.FormattedValue)])
+        finally:
+            self.in_fstring -= 1
         return True
 
 
