@@ -84,11 +84,15 @@ class _Source:
 
     def __init__(self, text: str) -> None:
         self.text = text
+        self.ascii = text.isascii()  # most sources: byte columns are character columns, no line table needed
         self._starts: Optional[list[int]] = None
         self._lines: Optional[list[str]] = None
 
     def _index(self) -> None:
-        lines = split_lines(self.text)
+        text = self.text
+        # str.splitlines (fast) also splits at form feeds and the like, which Python's tokenizer does not.
+        exotic = not self.ascii or any(c in text for c in "\x0b\x0c\x1c\x1d\x1e")
+        lines = split_lines(text) if exotic else text.splitlines(keepends=True)
         starts, pos = [], 0
         for line in lines:
             starts.append(pos)
@@ -98,6 +102,8 @@ class _Source:
 
     def col(self, lineno: int, byte_col: int) -> int:
         """0-based character column of a byte column on a 1-based line."""
+        if self.ascii:
+            return byte_col
         if self._lines is None:
             self._index()
         assert self._lines is not None
@@ -673,11 +679,13 @@ class _Scanner:
 
     def on_assign(self, node: ast.AST) -> bool:
         assert isinstance(node, ast.Assign)
-        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
-            for n in ast.walk(node.value):
-                self.nofix.add(id(n))
+        value = node.value
+        if isinstance(value, (ast.List, ast.Tuple)):
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+                for n in value.elts:
+                    self.nofix.add(id(n))  # exported names, not devices
             return False
-        if not isinstance(node.value, (ast.Constant, ast.IfExp)):
+        if not isinstance(value, (ast.Constant, ast.IfExp)):
             return False
         names = [
             t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else "" for t in node.targets
