@@ -8,6 +8,7 @@ callers such as DDP's reducer get their npu tensors back. Collectives are synchr
 
 from __future__ import annotations
 
+import atexit
 from datetime import timedelta
 from typing import Any, Callable
 
@@ -132,8 +133,20 @@ def _create(opts: Any, backend_options: Any = None) -> ProcessGroupHCCLSim:
     return pg
 
 
+def _destroy_at_exit() -> None:
+    # Scripts often end without destroy_process_group(). Left to interpreter teardown, the inner gloo group's
+    # threads can still be joinable when its destructor runs, and the process aborts ("terminate called without
+    # an active exception") after the script has finished. atexit runs while they can still be joined.
+    if dist.is_initialized():
+        try:
+            dist.destroy_process_group()
+        except Exception:  # at exit, a failed clean-up must not mask the script's own outcome
+            pass
+
+
 def register() -> None:
     """Register ``hccl`` with torch.distributed (once per process; a real torch_npu would do the same)."""
     if "hccl" in dist.Backend.backend_list or hasattr(dist.Backend, "HCCL"):
         return
     dist.Backend.register_backend("hccl", _create, extended_api=True, devices=["npu"])
+    atexit.register(_destroy_at_exit)
