@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import datetime
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -265,13 +268,30 @@ def test_verification_script(tmp_path: Path) -> None:
     body = section(build_report(result, None, str(tmp_path), DATE), SECTION_TITLES[5])
     script = body.split("```bash\n")[1].split("```")[0]
     assert script.startswith("#!/usr/bin/env bash\n")
-    order = ["ascend-compat doctor", "import torch, torch_npu", "ascend-compat check", "no tests found",
-             "ascend-compat verify model", "ascend-compat bench model"]
+    order = ["optional doctor", "import torch, torch_npu", "ascend-compat check", "no tests found",
+             "optional verify model", "optional bench model"]
     positions = [script.index(s) for s in order]
     assert positions == sorted(positions)
     (tmp_path / "tests").mkdir()
     body = section(build_report(result, None, str(tmp_path), DATE), SECTION_TITLES[5])
     assert "ascend-compat run -m pytest -q tests" in body.split("```bash\n")[1]
+
+
+def test_verification_script_skips_commands_this_version_lacks(tmp_path: Path) -> None:
+    # Run the generated helper for real: a missing subcommand is skipped, an existing one runs.
+    script = section(build_report(make_result(tmp_path), None, str(tmp_path), DATE), SECTION_TITLES[5])
+    script = script.split("```bash\n")[1].split("```")[0]
+    helper = script[script.index("optional() {"): script.index("}\n", script.index("optional() {")) + 2]
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    shim = bindir / "ascend-compat"
+    shim.write_text(f"#!/bin/sh\nexec {sys.executable} -m ascend_compat \"$@\"\n")
+    shim.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
+    out = subprocess.run(["bash", "-c", helper + "optional no-such-command x; optional info --json"],
+                         capture_output=True, text=True, env=env, check=True).stdout
+    assert "skipped: this ascend-compat has no 'no-such-command' command" in out
+    assert '"schema_version": 1' in out  # `info --json` ran
 
 
 def test_guide_and_follow_up(tmp_path: Path) -> None:
