@@ -8,9 +8,9 @@ from collections.abc import Iterable, Iterator
 from typing import Optional
 
 from ascend_compat.migrate import deps
+from ascend_compat.migrate.cxx import CXX_SUFFIXES
 
 PYTHON_SUFFIXES = (".py", ".pyi")
-CXX_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".hxx")
 
 #: Directory names never descended into below a scanned root (vendored code, environments, build output).
 VENDORED = frozenset({

@@ -188,6 +188,12 @@ class _Scanner:
         self.import_sites: list[tuple[str, int, int]] = []
         self.advised: set[str] = set()
         self.in_fstring = 0
+        self.handlers: dict[type, Callable[[ast.AST], bool]] = {
+            ast.Attribute: self.on_attribute, ast.Name: self.on_name, ast.Call: self.on_call,
+            ast.Constant: self.on_constant, ast.JoinedStr: self.on_joinedstr, ast.Compare: self.on_compare,
+            ast.FunctionDef: self.on_def, ast.AsyncFunctionDef: self.on_def, ast.Dict: self.on_dict,
+            ast.Assign: self.on_assign, ast.Subscript: self.on_subscript,
+        }
         self.nofix: set[int] = set()  # literals reported without a fix (dict keys: a table of device types)
         self.backend_ctx: set[int] = set()  # "nccl" literals that select the collective backend
         self.marked: dict[int, str] = {}  # id(str constant) -> rule code decided by its parent
@@ -283,59 +289,7 @@ class _Scanner:
         text = self.src.text
         if not any(t in text for t in TRIGGERS):
             return
-        handlers: dict[type, Callable[[ast.AST], bool]] = {
-            ast.Attribute: self.on_attribute, ast.Name: self.on_name, ast.Call: self.on_call,
-            ast.Constant: self.on_constant, ast.JoinedStr: self.on_joinedstr, ast.Compare: self.on_compare,
-            ast.FunctionDef: self.on_def, ast.AsyncFunctionDef: self.on_def, ast.Dict: self.on_dict,
-            ast.Assign: self.on_assign, ast.Subscript: self.on_subscript,
-        }
-        get = handlers.get
-        stack: list[ast.AST] = [self.tree]
-        pop, push = stack.pop, stack.append
-        stmt_classes = _STMT_CLASSES
-        fields_of = _CHILD_FIELDS
-        aliases = self.aliases
-        name_cls, const_cls, attr_cls = ast.Name, ast.Constant, ast.Attribute
-        # The hot loop: Name and non-string Constant nodes (most of a tree) are settled inline, never pushed.
-        while stack:
-            node = pop()
-            cls = type(node)
-            if cls in stmt_classes:
-                self.stmt = node  # type: ignore[assignment]
-            h = get(cls)
-            if h is not None and h(node):
-                continue  # the handler consumed the subtree
-            for name in fields_of.get(cls) or _child_fields(cls):
-                value = getattr(node, name, None)
-                if value is None:
-                    continue
-                if type(value) is list:
-                    for v in reversed(value):
-                        t = type(v)
-                        if t is name_cls:
-                            if v.id in aliases:
-                                self.on_name(v)
-                        elif t is const_cls:
-                            if type(v.value) is str:
-                                self.on_constant(v)
-                        elif t is attr_cls and type(v.value) is name_cls and v.value.id not in aliases:
-                            if v.attr == "is_cuda":
-                                self.on_attribute(v)  # ``self.x`` and the like: nothing else to see
-                        elif isinstance(v, AST):
-                            push(v)
-                else:
-                    t = type(value)
-                    if t is name_cls:
-                        if value.id in aliases:
-                            self.on_name(value)
-                    elif t is const_cls:
-                        if type(value.value) is str:
-                            self.on_constant(value)
-                    elif t is attr_cls and type(value.value) is name_cls and value.value.id not in aliases:
-                        if value.attr == "is_cuda":
-                            self.on_attribute(value)
-                    elif isinstance(value, AST):
-                        push(value)
+        self._walk([self.tree])
         self.uncouple()
 
     def uncouple(self) -> None:
@@ -458,8 +412,6 @@ class _Scanner:
             self.add("AC502", node, "matmul precision hint (TF32 on CUDA)", q,
                      alternative="torch.npu.matmul.allow_hf32")
             return True
-        if q in ("torch.device", "torch.Tensor.to", "torch.nn.Module.to") and call is not None:
-            return False
         return False
 
     @staticmethod
@@ -560,6 +512,9 @@ class _Scanner:
         for kw in node.keywords:
             if kw.arg in ("backend", "dist_backend", "ddp_backend"):
                 self._backend_literal(kw.value)
+            elif kw.arg == "device_map" and isinstance(kw.value, ast.Constant) and kw.value.value == "auto":
+                self.add("AC113", kw.value, "device_map=\"auto\"", "device_map")
+                self.skip.add(id(kw.value))
         fname = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if fname in ("init_process_group", "new_group") and node.args:
             self._backend_literal(node.args[0])
@@ -584,7 +539,7 @@ class _Scanner:
             self.visit_args(node)
             return True
         if isinstance(func, ast.Attribute):
-            if func.attr == "cuda" and not self._is_module_chain(func.value):
+            if func.attr == "cuda" and self.qual(func.value) is None:  # not ``some_module.cuda(...)``
                 # A file that defines its own ``cuda()`` method may be calling it: report, do not rename.
                 edits = () if "cuda" in self.defined else self.attr_edit(func, "npu")
                 self.add("AC101", func, "`.cuda()` moves to a CUDA device", ".cuda()", edits, coupled=True)
@@ -592,19 +547,11 @@ class _Scanner:
                 self.ordinal(node.args[0], ".to()")
             elif func.attr == "startswith" and node.args:
                 self.mark_compare_literals(node.args[0], "AC106")
-        for kw in node.keywords:
-            if kw.arg == "device_map" and isinstance(kw.value, ast.Constant) and kw.value.value == "auto":
-                self.add("AC113", kw.value, "device_map=\"auto\"", "device_map")
-                self.skip.add(id(kw.value))
         return False
 
     def visit_args(self, node: ast.Call) -> None:
         # Resolved calls consume their subtree: walk the arguments here with a nested scanner pass.
         stack: list[ast.AST] = [*node.args, *(kw.value for kw in node.keywords)]
-        for kw in node.keywords:
-            if kw.arg == "device_map" and isinstance(kw.value, ast.Constant) and kw.value.value == "auto":
-                self.add("AC113", kw.value, "device_map=\"auto\"", "device_map")
-                self.skip.add(id(kw.value))
         func = node.func
         while isinstance(func, ast.Attribute):
             func = func.value
@@ -613,24 +560,41 @@ class _Scanner:
         self._walk(stack)
 
     def _walk(self, stack: list[ast.AST]) -> None:
-        handlers = {
-            ast.Attribute: self.on_attribute, ast.Name: self.on_name, ast.Call: self.on_call,
-            ast.Constant: self.on_constant, ast.JoinedStr: self.on_joinedstr, ast.Compare: self.on_compare,
-        }
+        """The one tree walk: the file from the top, and the arguments of calls and f-strings whose handler
+        consumed the node (so every part of the tree sees the same handlers)."""
+        get = self.handlers.get
+        pop, push = stack.pop, stack.append
+        stmt_classes = _STMT_CLASSES
+        fields_of = _CHILD_FIELDS
+        aliases = self.aliases
+        name_cls, const_cls, attr_cls = ast.Name, ast.Constant, ast.Attribute
+        # The hot loop: Name, non-string Constant and ``self.x``-like Attribute children (most of a tree) are
+        # settled inline, never pushed; their handlers would find nothing else in them.
         while stack:
-            n = stack.pop()
-            h = handlers.get(type(n))
-            if h is not None and h(n):
-                continue
-            for name in _child_fields(type(n)):
-                value = getattr(n, name, None)
-                if isinstance(value, list):
-                    stack.extend([v for v in reversed(value) if isinstance(v, AST)])
-                elif isinstance(value, AST):
-                    stack.append(value)
-
-    def _is_module_chain(self, node: ast.AST) -> bool:
-        return self.qual(node) is not None
+            node = pop()
+            cls = type(node)
+            if cls in stmt_classes:
+                self.stmt = node  # type: ignore[assignment]
+            h = get(cls)
+            if h is not None and h(node):
+                continue  # the handler consumed the subtree
+            for name in fields_of.get(cls) or _child_fields(cls):
+                value = getattr(node, name, None)
+                if value is None:
+                    continue
+                for v in reversed(value) if type(value) is list else (value,):
+                    t = type(v)
+                    if t is name_cls:
+                        if v.id in aliases:
+                            self.on_name(v)
+                    elif t is const_cls:
+                        if type(v.value) is str:
+                            self.on_constant(v)
+                    elif t is attr_cls and type(v.value) is name_cls and v.value.id not in aliases:
+                        if v.attr == "is_cuda":
+                            self.on_attribute(v)
+                    elif isinstance(v, AST):  # lists may hold None ({**d} keys) or str (global names)
+                        push(v)
 
     @staticmethod
     def _is_ordinal(arg: ast.AST) -> bool:
@@ -788,7 +752,7 @@ class _Scanner:
         return True
 
 
-def _decode(data: bytes) -> str:
+def decode_python(data: bytes) -> str:
     """Decode as Python does (PEP 263 coding cookie, UTF-8 by default); raises on undecodable bytes."""
     import io
     import tokenize
@@ -796,10 +760,6 @@ def _decode(data: bytes) -> str:
     encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     text = data.decode(encoding)
     return text[1:] if text.startswith("\ufeff") else text
-
-
-def decode_python(data: bytes) -> str:
-    return _decode(data)
 
 
 def scan_python(path: str, text: str, line: str = apidb.DEFAULT_LINE) -> FileResult:
