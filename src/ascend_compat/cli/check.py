@@ -71,23 +71,6 @@ def run_check(args: argparse.Namespace) -> Any:
     return result
 
 
-def _texts_with_fixes(result: Any) -> dict[str, str]:
-    from ascend_compat.migrate.model import FileScanned
-    from ascend_compat.migrate.pyscan import decode_python
-    from ascend_compat.migrate.scan import read_source
-
-    texts = {}
-    for f in result.files:
-        if isinstance(f, FileScanned) and any(x.edits for x in f.findings):
-            data, early = read_source(f.path)
-            if data is not None and early is None:
-                try:
-                    texts[f.path] = decode_python(data)
-                except (UnicodeDecodeError, SyntaxError, LookupError):
-                    pass
-    return texts
-
-
 def list_rules(as_json: bool) -> int:
     import json
 
@@ -121,9 +104,10 @@ def main(args: argparse.Namespace) -> int:
     fmt = "json" if args.json else args.format
     if fmt == "sarif":
         # SARIF carries port's fixes as text replacements, which need the files' text.
+        from ascend_compat.migrate.port import texts_with_fixes
         from ascend_compat.migrate.render import render_sarif
 
-        text = render_sarif(result, texts=_texts_with_fixes(result))
+        text = render_sarif(result, texts=texts_with_fixes(result))
     else:
         text = render(result, fmt, fmt == "text" and not args.output and use_color(sys.stdout))
     if args.output:

@@ -126,6 +126,11 @@ class Finding:
     def is_fixable(self) -> bool:
         return bool(self.edits) if self.fixable is None else self.fixable
 
+    @property
+    def effort_days(self) -> float:
+        """Person-days this occurrence costs by hand: none when ``port`` fixes it."""
+        return 0.0 if self.is_fixable else self.rule.effort_days
+
     def to_dict(self) -> dict:
         rule = self.rule
         return {
@@ -144,7 +149,7 @@ class Finding:
             "shim_handles": rule.shim_handles,
             "fixable": self.is_fixable,
             "difficulty": rule.difficulty,
-            "effort_days": 0.0 if self.is_fixable else rule.effort_days,
+            "effort_days": self.effort_days,
         }
 
 
@@ -245,7 +250,7 @@ class ScanResult:
                 "findings": len(findings),
                 "fixable": sum(f.is_fixable for f in findings),
                 "shim_handles": sum(f.rule.shim_handles for f in findings),
-                "effort_days": round(sum(f.to_dict()["effort_days"] for f in findings), 2),
+                "effort_days": round(sum(f.effort_days for f in findings), 2),
                 "by_level": {lv: sum(f.effective_level == lv for f in findings) for lv in LEVELS},
                 "by_category": {c: sum(f.category == c for f in findings) for c in CATEGORIES},
             },

@@ -107,9 +107,10 @@ def insertion_offset(text: str, tree: ast.Module) -> Optional[int]:
     return sum(len(x) for x in lines[:end_line])
 
 
-def _has_activation(tree: ast.Module) -> bool:
-    """Whether the file imports ascend_compat and calls its activate()/activated()."""
-    if not _imports(tree, "ascend_compat"):
+def _has_activation(tree: ast.Module, imports: list[str]) -> bool:
+    """Whether the file imports ascend_compat (``imports``: its top-level imports, as the scan lists them) and
+    calls its activate()/activated()."""
+    if "ascend_compat" not in imports:
         return False
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
@@ -117,15 +118,6 @@ def _has_activation(tree: ast.Module) -> bool:
             name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
             if name in ("activate", "activated"):
                 return True
-    return False
-
-
-def _imports(tree: ast.Module, top: str) -> bool:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == top for a in node.names):
-            return True
-        if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == top:
-            return True
     return False
 
 
@@ -218,7 +210,7 @@ def port_source(path: str, text: str, mode: str = "native", line: str = apidb.DE
         unfixed = [f for f in code_findings]
         if not any(f.code < "AC600" for f in code_findings):
             return PortSkip(path, "no CUDA-specific code", unfixed)
-        if _has_activation(tree):
+        if _has_activation(tree, scanned.imports):
             return PortSkip(path, "already activates ascend_compat", unfixed)
         inserted = _insert(text, tree, SHIM_LINES)
         if inserted is None:
@@ -234,7 +226,8 @@ def port_source(path: str, text: str, mode: str = "native", line: str = apidb.DE
         # It goes right after the file's own ``import torch``; a file that does not import torch gets none (the
         # program imports torch_npu where it imports torch).
         needs_npu = any(code != "AC111" for c in changes for code in c.code.split(","))
-        if needs_npu and _imports(tree, "torch") and not _imports(tree, "torch_npu") and not _has_activation(tree):
+        imports = scanned.imports
+        if needs_npu and "torch" in imports and "torch_npu" not in imports and not _has_activation(tree, imports):
             try:
                 new_tree = ast.parse(new)
             except SyntaxError as exc:
@@ -297,11 +290,11 @@ def port_paths(paths: Iterable[str], mode: str = "native", line: str = apidb.DEF
     return results
 
 
-def planned_changes(result: ScanResult) -> list[Change]:
-    """What ``port --mode native`` would change, from a scan's findings (only files with fixes are re-read)."""
+def texts_with_fixes(result: ScanResult) -> dict[str, str]:
+    """The text of every scanned Python file that has a fix, by path (unreadable ones are left out)."""
     from ascend_compat.migrate.pyscan import decode_python
 
-    changes: list[Change] = []
+    texts: dict[str, str] = {}
     for f in result.files:
         if not isinstance(f, FileScanned) or f.language != "python" or not any(x.edits for x in f.findings):
             continue
@@ -309,8 +302,17 @@ def planned_changes(result: ScanResult) -> list[Change]:
         if data is None or early is not None:
             continue
         try:
-            text = decode_python(data)
+            texts[f.path] = decode_python(data)
         except (UnicodeDecodeError, SyntaxError, LookupError):
             continue
-        changes.extend(apply_edits(text, [x for x in f.findings if x.rule.language == "python"], f.path)[1])
+    return texts
+
+
+def planned_changes(result: ScanResult) -> list[Change]:
+    """What ``port --mode native`` would change, from a scan's findings (only files with fixes are re-read)."""
+    by_path = {f.path: f for f in result.files}
+    changes: list[Change] = []
+    for path, text in texts_with_fixes(result).items():
+        findings = [x for x in by_path[path].findings if x.rule.language == "python"]  # type: ignore[union-attr]
+        changes.extend(apply_edits(text, findings, path)[1])
     return changes

@@ -361,7 +361,7 @@ def render_sarif(
                 "fixable": x.is_fixable,
                 "shim_handles": x.rule.shim_handles,
                 "difficulty": x.rule.difficulty,
-                "effort_days": x.to_dict()["effort_days"],
+                "effort_days": x.effort_days,
             },
         }
         text = texts.get(x.path) if texts is not None and x.edits else None

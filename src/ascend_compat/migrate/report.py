@@ -229,10 +229,6 @@ def _manual(f: Finding) -> bool:
     return not f.is_fixable and not f.rule.shim_handles
 
 
-def _effort(f: Finding) -> float:
-    return 0.0 if f.is_fixable else f.rule.effort_days
-
-
 def _key(f: Finding) -> str:
     # What makes two findings "the same API": the API when the scanner names one, else the message.
     return f.api or f.message
@@ -246,7 +242,7 @@ def bottlenecks(result: ScanResult) -> list[Bottleneck]:
     groups: dict[tuple[str, str], list[Finding]] = defaultdict(list)
     for f in result.findings:
         # A note that costs nothing (e.g. a package that works as is) blocks nothing.
-        if _manual(f) and (f.effective_level != "note" or _effort(f) > 0):
+        if _manual(f) and (f.effective_level != "note" or f.effort_days > 0):
             groups[(f.code, _key(f))].append(f)
     items = []
     for (code, api), fs in groups.items():
@@ -263,7 +259,7 @@ def bottlenecks(result: ScanResult) -> list[Bottleneck]:
     return [
         Bottleneck(
             id=f"B-{i:03d}", rule=fs[0].rule, api=api, alternative=fs[0].effective_alternative, findings=fs,
-            files=len({f.path for f in fs}), effort_days=round(sum(_effort(f) for f in fs), 2),
+            files=len({f.path for f in fs}), effort_days=round(sum(f.effort_days for f in fs), 2),
         )
         for i, (_code, api, fs) in enumerate(items, 1)
     ]
@@ -354,7 +350,7 @@ def _executive_summary(doc: _Doc, result: ScanResult, blocks: list[Bottleneck]) 
     fixable = sum(f.is_fixable for f in findings)
     shim = sum(f.rule.shim_handles for f in findings)
     manual = sum(_manual(f) for f in findings)
-    effort = sum(_effort(f) for f in findings)
+    effort = sum(f.effort_days for f in findings)
     inv = inventory_counts(result)
     n_apis = sum(b["apis"] for b in inv.values())
     scanned = sum(isinstance(f, FileScanned) for f in result.files)
