@@ -97,6 +97,16 @@ def when_imported(name: str, callback: Callback) -> None:
     callback(module)
 
 
+def cancel(name: str, callback: Callback) -> None:
+    """Forget a callback that has not run yet (deactivation before the library was imported)."""
+    with _LOCK:
+        callbacks = _HOOKS.get(name)
+        if callbacks is not None:
+            callbacks[:] = [c for c in callbacks if c is not callback]
+            if not callbacks:
+                del _HOOKS[name]
+
+
 def pending() -> dict[str, int]:
     """Modules still awaited, with their number of callbacks (for ``info`` and tests)."""
     with _LOCK:

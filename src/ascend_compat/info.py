@@ -43,6 +43,7 @@ def collect(backend: Optional[str] = None) -> dict[str, Any]:
             }
         )
     from ascend_compat import cuda_shim
+    from ascend_compat.ecosystem import libraries
 
     return {
         "schema_version": SCHEMA_VERSION,
@@ -60,6 +61,7 @@ def collect(backend: Optional[str] = None) -> dict[str, Any]:
             "transformers": _version("transformers"),
             "accelerate": _version("accelerate"),
         },
+        "libraries": libraries.report(),
         "platform": f"{platform.system()} {platform.machine()}",
         "executable": sys.executable,
     }
@@ -80,4 +82,8 @@ def render(data: dict[str, Any]) -> str:
         )
     lines.append("")
     lines.extend(f"{k}: {v or 'not installed'}" for k, v in data["versions"].items())
+    from ascend_compat.ecosystem import libraries
+
+    lines.append("")
+    lines.extend(libraries.render(data["libraries"]))
     return "\n".join(lines)

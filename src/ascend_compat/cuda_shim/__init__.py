@@ -76,8 +76,15 @@ def activate(backend: Optional[str] = None, *, _fail_at: Optional[int] = None) -
             from ascend_compat.cuda_shim import cpu_device
 
             chosen = _cpu_backend_with_module(chosen, cpu_device)
-        with _LEDGER.transaction():
-            patches.apply(_LEDGER, chosen, fail_at=_fail_at)
+        from ascend_compat.ecosystem import patching as library_patches
+
+        try:
+            with _LEDGER.transaction():
+                patches.apply(_LEDGER, chosen, fail_at=_fail_at)
+                library_patches.install(_LEDGER, chosen)
+        except BaseException:
+            library_patches.uninstall()
+            raise
         _BACKEND, _NOOP_REASON, _DEPTH = chosen, None, 1
         log.info("ascend-compat: redirecting CUDA to %s (%s)", chosen.device_type, found.reason)
         return chosen.device_type
@@ -100,7 +107,10 @@ def deactivate() -> None:
             return
         _DEPTH -= 1
         if _DEPTH == 0:
+            from ascend_compat.ecosystem import patching as library_patches
+
             try:
+                library_patches.uninstall()
                 _LEDGER.restore()
             finally:
                 _BACKEND = None

@@ -35,9 +35,12 @@ class PatchRecord:
     replacement: Any
     is_item: bool  # a mapping entry (os.environ, copyreg.dispatch_table) rather than an attribute
     label: str
+    kind: str = "attr"  # "attr", "item", "list" (an element put into a list) or "call" (an undo callback)
 
     def describe(self) -> str:
         owner = getattr(self.owner, "__name__", type(self.owner).__name__)
+        if self.kind in ("list", "call"):
+            return f"{self.kind}:{self.label}"
         return f"{owner}[{self.name!r}]" if self.is_item else f"{owner}.{self.name}"
 
 
@@ -88,17 +91,36 @@ class Ledger:
             except BaseException:
                 self._keys.discard((id(mapping), str(key), True))
                 raise
-            self._records.append(PatchRecord(mapping, key, original, value, True, label or str(key)))
+            self._records.append(PatchRecord(mapping, key, original, value, True, label or str(key), "item"))
+
+    def insert(self, items: list[Any], value: Any, index: int = 0, label: str = "") -> None:
+        """``items.insert(index, value)`` (e.g. a finder into ``sys.meta_path``); restore removes that element."""
+        with self._lock:
+            self._claim(items, f"list:{id(value)}", False)
+            items.insert(index, value)
+            self._records.append(PatchRecord(items, f"list:{id(value)}", _MISSING, value, False, label, "list"))
+
+    def on_restore(self, undo: Any, label: str) -> None:
+        """Run ``undo()`` when the ledger restores (in reverse order with the other records)."""
+        with self._lock:
+            self._records.append(PatchRecord(None, f"call:{id(undo)}", _MISSING, undo, False, label, "call"))
 
     def restore(self) -> None:
         """Put every original back, newest first. Keeps going past failures and reports them together."""
+        self._restore_to(0)
+
+    def _restore_to(self, mark: int) -> None:
         with self._lock:
             failures = []
-            while self._records:
+            while len(self._records) > mark:
                 rec = self._records.pop()
                 self._keys.discard((id(rec.owner), str(rec.name), rec.is_item))
                 try:
-                    if rec.is_item:
+                    if rec.kind == "call":
+                        rec.replacement()
+                    elif rec.kind == "list":
+                        rec.owner[:] = [x for x in rec.owner if x is not rec.replacement]
+                    elif rec.is_item:
                         if rec.original is _MISSING:
                             rec.owner.pop(rec.name, None)
                         else:
@@ -120,4 +142,15 @@ class Ledger:
                 yield self
             except BaseException:
                 self.restore()
+                raise
+
+    @contextmanager
+    def savepoint(self) -> Iterator[Ledger]:
+        """If the block raises, undo only what it patched (one library's patch), keeping earlier records."""
+        with self._lock:
+            mark = len(self._records)
+            try:
+                yield self
+            except BaseException:
+                self._restore_to(mark)
                 raise

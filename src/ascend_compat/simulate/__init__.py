@@ -179,6 +179,7 @@ def install(
         torch._register_device_module("npu", npu_module)
         sys.modules["torch.npu"] = npu_module
         sys.modules["torch.npu.amp"] = npu_amp
+        sys.modules["torch.npu.random"] = npu_module.random
         hccl.register()
         ext.set_fallback_hook(_dispatch_fallback)
         ext.route_to_cpu(_ops_with_cpu_and_composite_kernels(torch))

@@ -49,6 +49,7 @@ __all__ = [
     "memory_reserved",
     "memory_stats",
     "memory_summary",
+    "random",
     "reset_max_memory_allocated",
     "reset_peak_memory_stats",
     "seed",
@@ -415,3 +416,4 @@ def stream(s: torch.Stream | None) -> Iterator[None]:
 # --- amp ---------------------------------------------------------------------------------------------------
 
 from ascend_compat.simulate import npu_amp as amp  # noqa: E402  (needs the names above)
+from ascend_compat.simulate import npu_random as random  # noqa: E402
