@@ -37,6 +37,14 @@ def print_report(stream: Any = None) -> None:
         print("  (none)", file=stream)
     for name, n in counts:
         print(f"  {n:>8}  {name}", file=stream)
+    from ascend_compat.ecosystem import patching
+
+    # Library patches that did something (applied, provided or failed); waiting / not needed ones are noise here.
+    done = {k: v for k, v in patching.status().items() if not v.startswith(("waiting", "not "))}
+    if done:
+        print("ascend-compat library patches:", file=stream)
+        for name, state in sorted(done.items()):
+            print(f"  {name}: {state}", file=stream)
     stream.flush()
 
 

@@ -261,3 +261,35 @@ def test_a_failing_library_patch_is_rolled_back_and_the_import_still_works():
         )
     )
     assert "ROLLED-BACK" in out
+
+
+def test_every_library_patch_documents_itself():
+    from ascend_compat.ecosystem import patching
+
+    patching._load_builtin()
+    assert patching.PATCHES
+    for p in patching.PATCHES:
+        assert p.why and p.how and p.tested and p.upstream, p.name
+        assert p.name.startswith(p.library.replace("-", "_") + "."), p.name
+        assert p.module.split(".")[0] == p.library.replace("-", "_"), p.name
+
+
+def test_info_json_lists_libraries_native_support_and_patches():
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT, _clean_env
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "ascend_compat", "info", "--json"],
+        capture_output=True, text=True, env={**_clean_env(), **SIM}, cwd=str(ROOT), timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["library"]: r for r in json.loads(proc.stdout)["libraries"]}
+    assert any("flash_attention_2" in n for n in rows["transformers"]["native"])
+    assert "hccl" in " ".join(rows["accelerate"]["native"])
+    names = {p["name"] for p in rows["transformers"]["patches"]}
+    assert names == {"transformers.npu-flash-attention-window", "transformers.cpu-flash-attention-fallback"}
+    assert all(p["why"] and p["tested"] for p in rows["transformers"]["patches"])
+    assert rows["flash_attn"]["version"] is None  # the real package is not installed here

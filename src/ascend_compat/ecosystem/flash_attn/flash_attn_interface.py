@@ -117,9 +117,8 @@ def _band(causal: bool, window_size: Optional[Window], fn: str) -> tuple[int, in
 
 def _lse(softmax_max: torch.Tensor, softmax_sum: torch.Tensor) -> torch.Tensor:
     """log-sum-exp of the scaled scores from the op's row max and row sum; +inf for rows with no key (as flash-attn)."""
-    row_max, row_sum = softmax_max[..., 0], softmax_sum[..., 0]
-    lse = row_max + torch.log(row_sum)
-    return torch.where(row_sum > 0, lse, torch.full_like(lse, math.inf))
+    # A row with no key has sum 0, so log gives -inf whatever the op stores as its max: map it to +inf.
+    return torch.log(softmax_sum[..., 0]).add_(softmax_max[..., 0]).nan_to_num_(nan=math.inf, neginf=math.inf)
 
 
 def _mode(left: int, right: int, device: torch.device) -> tuple[Optional[torch.Tensor], int, int, int]:
