@@ -57,3 +57,32 @@ def test_mapping_entries_restore(monkeypatch):
     assert os.environ["ASCEND_COMPAT_TEST_VAR"] == "1" and "ASCEND_COMPAT_TEST_OTHER" not in os.environ
     ledger.restore()
     assert "ASCEND_COMPAT_TEST_VAR" not in os.environ and os.environ["ASCEND_COMPAT_TEST_OTHER"] == "x"
+
+
+def test_list_insert_and_undo_callbacks_restore_in_reverse_order():
+    ledger = Ledger()
+    items = ["a", "b"]
+    finder = object()
+    events: list[str] = []
+    ledger.on_restore(lambda: events.append(f"callback saw {len(items)} items"), "cb")
+    ledger.insert(items, finder, 0, label="finder")
+    items.append("added later by someone else")  # must survive the restore
+    assert items[0] is finder
+    with pytest.raises(PatchConflictError):
+        ledger.insert(items, finder)
+    ledger.restore()
+    assert items == ["a", "b", "added later by someone else"]
+    assert events == ["callback saw 3 items"]  # ran after the newer record (the insert) was undone
+
+
+def test_savepoint_undoes_only_its_own_block():
+    mod = types.SimpleNamespace(x=1, y=2)
+    ledger = Ledger()
+    ledger.setattr(mod, "x", 10)
+    with pytest.raises(RuntimeError), ledger.savepoint():
+        ledger.setattr(mod, "y", 20)
+        raise RuntimeError("library patch failed half-way")
+    assert mod.x == 10 and mod.y == 2 and len(ledger) == 1
+    ledger.setattr(mod, "y", 30)  # the failed block released its claim
+    ledger.restore()
+    assert (mod.x, mod.y) == (1, 2)
