@@ -97,3 +97,25 @@ def test_dataloader_pin_memory_non_blocking(sim):
         assert xd.is_npu and torch.equal(xd.cpu(), xb)
         seen += len(yb)
     assert seen == 10
+
+
+def test_optimizer_built_before_moving_the_model_still_trains_it(sim):
+    # The common CUDA idiom: optimizer on the CPU model, then .to(device). Like torch_npu (and CUDA), moving keeps
+    # the Parameter objects (param.data is swapped), so the optimizer updates the model that runs on the npu.
+    torch = sim
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    weight = model.weight
+    model.to("npu")
+    assert model.weight is weight and model.weight.device.type == "npu"
+    x = torch.randn(16, 4, device="npu")
+    y = x.sum(-1, keepdim=True)
+    losses = []
+    for _ in range(3):
+        loss = ((model(x) - y) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[2] < losses[0], losses

@@ -1,12 +1,74 @@
-"""DeepSpeed: its accelerator abstraction already picks the NPU (``NPU_Accelerator``, hccl) when torch_npu is
-importable, so no patch is registered; ``natively_handled`` says so for ``ascend-compat info``."""
+"""DeepSpeed patches. What DeepSpeed already does on the NPU is left alone (see ``natively_handled``).
+
+DeepSpeed's accelerator abstraction picks ``NPU_Accelerator`` (device ``npu``, backend ``hccl``) whenever torch_npu
+is importable, ``init_distributed()`` then initialises torch.distributed with hccl, and its NPU op builders need no
+compilation for FusedAdam (``NPUFusedAdam`` calls ``torch._fused_adamw_``). One gap remains, patched here:
+
+- ``deepspeed.npu-cann-path-unset``: ``NPUOpBuilder.installed_cann_path`` tests
+  ``"ASCEND_HOME_PATH" in os.environ or os.path.exists(os.environ["ASCEND_HOME_PATH"])`` (``or`` where ``and`` is
+  meant), so with ``ASCEND_HOME_PATH`` unset every NPU op builder's constructor raises ``KeyError``. torch_npu
+  itself only warns when the variable is unset (``_cann_package_check``), so a working torch_npu without CANN's
+  ``set_env.sh`` sourced is possible, and then ``deepspeed.init_distributed()`` fails: ``TorchBackend`` builds the
+  shared-memory comm op's builder (``NotImplementedBuilder`` on NPU) at every initialisation, and the default
+  ``"optimizer": {"type": "AdamW"}`` builds ``FusedAdamBuilder``. The patch returns the path only when it is set
+  and exists, else None, which the builders already handle ("ascend_cann is missing, npu ops cannot be compiled",
+  and FusedAdam still loads: it compiles nothing on NPU).
+"""
 
 from __future__ import annotations
 
-from ascend_compat.ecosystem.patching import version_of
+import functools
+import os
+from types import ModuleType
+from typing import Any, Optional
+
+from ascend_compat.cuda_shim.ledger import Ledger
+from ascend_compat.ecosystem.patching import LibraryPatch, only_on_npu, register, version_of
+
+TESTED = ("deepspeed 0.19.8",)
 
 
 def natively_handled() -> list[str]:
+    """What the installed DeepSpeed does on the NPU by itself (for ``ascend-compat info``)."""
     if version_of("deepspeed") is None:
         return []
-    return ["get_accelerator() is NPU_Accelerator when torch_npu is importable; init_distributed() uses hccl"]
+    return [
+        "get_accelerator() is NPU_Accelerator (device npu, backend hccl) when torch_npu is importable",
+        "init_distributed() initialises torch.distributed with hccl",
+        "ZeRO stages 1 and 2, bf16/fp16, and FusedAdam (torch._fused_adamw_ on NPU, nothing to compile)",
+    ]
+
+
+def _apply_cann_path(ledger: Ledger, module: ModuleType, backend: Any) -> None:
+    cls = module.NPUOpBuilder
+    original = cls.__dict__["installed_cann_path"]
+
+    @functools.wraps(original)
+    def installed_cann_path(self: Any) -> Optional[str]:
+        # What the upstream condition means: the CANN toolkit path, when it is set and exists.
+        path = os.environ.get("ASCEND_HOME_PATH")
+        return path if path and os.path.exists(path) else None
+
+    ledger.setattr(cls, "installed_cann_path", installed_cann_path,
+                   label="DeepSpeed NPUOpBuilder: no KeyError when ASCEND_HOME_PATH is unset")  # fmt: skip
+
+
+register(
+    LibraryPatch(
+        name="deepspeed.npu-cann-path-unset",
+        library="deepspeed",
+        # The module that defines NPUOpBuilder, imported by NPU_Accelerator on its first create_op_builder call.
+        # A source checkout that ships a top-level ``op_builder`` package uses op_builder.npu.builder instead and
+        # is not covered.
+        module="deepspeed.ops.op_builder.npu.builder",
+        why="NPUOpBuilder.installed_cann_path reads os.environ['ASCEND_HOME_PATH'] when it is unset ('or' where "
+        "'and' is meant), so deepspeed.init_distributed() and FusedAdam raise KeyError: 'ASCEND_HOME_PATH' on an "
+        "NPU whose CANN set_env.sh was not sourced (torch_npu itself only warns then)",
+        how="NPUOpBuilder.installed_cann_path returns ASCEND_HOME_PATH when it is set and exists, else None (which "
+        "the builders already handle)",
+        tested=TESTED,
+        upstream="none found; the same condition is in deepspeed/env_report.py (ds_report), not patched here",
+        apply=_apply_cann_path,
+        when=only_on_npu,
+    )
+)

@@ -127,6 +127,16 @@ def status() -> dict[str, str]:
         return dict(_STATUS)
 
 
+def only_on_npu(backend: Any) -> Optional[str]:
+    """``when`` for patches that matter only when the target is an NPU."""
+    return None if getattr(backend, "device_type", None) == "npu" else "the target is not an NPU"
+
+
+def only_on_cpu_fallback(backend: Any) -> Optional[str]:
+    """``when`` for patches that matter only on CPU fallback."""
+    return None if getattr(backend, "name", None) == "cpu" else "only needed on CPU fallback"
+
+
 def version_of(dist: str) -> Optional[str]:
     try:
         return importlib.metadata.version(dist)

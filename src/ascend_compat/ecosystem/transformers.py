@@ -19,10 +19,10 @@ import functools
 import logging
 import warnings
 from types import ModuleType
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 from ascend_compat.cuda_shim.ledger import Ledger
-from ascend_compat.ecosystem.patching import LibraryPatch, register, version_of
+from ascend_compat.ecosystem.patching import LibraryPatch, only_on_cpu_fallback, only_on_npu, register, version_of
 
 log = logging.getLogger("ascend_compat")
 TESTED = ("transformers 5.23.0",)
@@ -42,14 +42,6 @@ def natively_handled() -> list[str]:
 
 def _is_flash(name: Any) -> bool:
     return isinstance(name, str) and name.startswith("flash_attention")
-
-
-def _only_npu(backend: Any) -> Optional[str]:
-    return None if getattr(backend, "device_type", None) == "npu" else "the target is not an NPU"
-
-
-def _only_cpu(backend: Any) -> Optional[str]:
-    return None if getattr(backend, "name", None) == "cpu" else "only needed on CPU fallback"
 
 
 def _windowed(original: Callable[..., Any], dropin: Callable[..., Any], varlen: bool) -> Callable[..., Any]:
@@ -132,7 +124,7 @@ register(
         tested=TESTED,
         upstream="none found (transformers integrations/npu_flash_attention.py has no window support)",
         apply=_apply_window,
-        when=_only_npu,
+        when=only_on_npu,
     )
 )
 
@@ -147,6 +139,6 @@ register(
         tested=TESTED,
         upstream="not a transformers bug: the fallback is ascend-compat's choice for unchanged scripts",
         apply=_apply_cpu_fallback,
-        when=_only_cpu,
+        when=only_on_cpu_fallback,
     )
 )

@@ -4,11 +4,17 @@ Registered under the name ``hccl`` for the ``npu`` device, so ``init_process_gro
 collectives work across ``torchrun`` workers. Each collective runs gloo on zero-copy CPU views of the npu
 tensors (the simulated device's memory is host memory), then completes a future holding the npu tensors, so
 callers such as DDP's reducer get their npu tensors back. Collectives are synchronous.
+
+torch 2.13's ``distributed_c10d`` calls the tensor collectives by their new ProcessGroup names
+(``all_gather_single``, ``reduce_scatter_single``, ``all_to_all_single`` and the ``*_coalesced`` forms used by
+``_coalescing_manager``); the inherited C++ methods would look for a backend registered for ``npu`` and fail, so
+this class defines them too (DeepSpeed's ZeRO all-gathers its partitions with ``all_gather_into_tensor``).
 """
 
 from __future__ import annotations
 
 import atexit
+import time
 from datetime import timedelta
 from typing import Any, Callable
 
@@ -18,6 +24,7 @@ import torch.distributed as dist
 from ascend_compat.simulate import _state
 
 _C10D = torch._C._distributed_c10d
+_CREATED = False  # whether this process made a simulated hccl group (see _destroy_at_exit)
 
 
 def _cpu(t: torch.Tensor) -> torch.Tensor:
@@ -89,6 +96,33 @@ class ProcessGroupHCCLSim(dist.ProcessGroup):
         opts = opts or _C10D.ReduceScatterOptions()
         return self._run(self._gloo._reduce_scatter_base, [output], _cpu(output), _cpu(input), opts)
 
+    # torch 2.13 names (see the module docstring); gloo underneath still has the older ones.
+    def all_gather_single(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> Any:
+        return self._allgather_base(output, input, opts)
+
+    def reduce_scatter_single(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> Any:
+        return self._reduce_scatter_base(output, input, opts)
+
+    def all_gather_single_coalesced(
+        self, outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: Any = None
+    ) -> Any:
+        for output, input in zip(outputs, inputs):
+            self._allgather_base(output, input, opts)
+        return _done(outputs)
+
+    def reduce_scatter_single_coalesced(
+        self, outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: Any = None
+    ) -> Any:
+        for output, input in zip(outputs, inputs):
+            self._reduce_scatter_base(output, input, opts)
+        return _done(outputs)
+
+    def _start_coalescing(self, device: torch.device) -> None:
+        """Nothing to open: collectives run one by one, synchronously (``_coalescing_manager`` calls this)."""
+
+    def _end_coalescing(self, device: torch.device) -> Any:
+        return _done([])
+
     def gather(self, output_lists: list[list[torch.Tensor]], inputs: list[torch.Tensor], opts: Any = None) -> Any:
         opts = opts or _C10D.GatherOptions()
         outs = [_cpu_list(lst) for lst in output_lists]
@@ -112,6 +146,8 @@ class ProcessGroupHCCLSim(dist.ProcessGroup):
             self._gloo.alltoall_base, [output], _cpu(output), _cpu(input), output_split_sizes, input_split_sizes, opts
         )
 
+    all_to_all_single = alltoall_base  # the name torch 2.13's all_to_all_single calls
+
     def barrier(self, opts: Any = None) -> Any:
         opts = opts or _C10D.BarrierOptions()
         return self._run(self._gloo.barrier, [], opts)
@@ -124,6 +160,8 @@ class ProcessGroupHCCLSim(dist.ProcessGroup):
 
 
 def _create(opts: Any, backend_options: Any = None) -> ProcessGroupHCCLSim:
+    global _CREATED
+    _CREATED = True
     # The extended creator API hands over the group id, which DeviceMesh and friends read back as group_name.
     pg = ProcessGroupHCCLSim(opts.store, opts.group_rank, opts.group_size, opts.timeout)
     # c10d reads a group's name from its registered backends; a Python group has none, so register the inner
@@ -142,6 +180,14 @@ def _destroy_at_exit() -> None:
             dist.destroy_process_group()
         except Exception:  # at exit, a failed clean-up must not mask the script's own outcome
             pass
+    if _CREATED:
+        # A gloo worker thread drops its reference to a finished work just after completing it; when that is the
+        # last reference, the work's destructor releases the CPU aliases made here in Python and must take the
+        # GIL. A script that ends within a switch interval (5 ms) of its last collective (DeepSpeed's engines
+        # often do) reaches interpreter finalization while that thread still waits for the GIL; finalization
+        # then ends the thread inside the destructor and the process aborts ("terminate called without an
+        # active exception", about one run in two). Releasing the GIL here lets such a thread finish first.
+        time.sleep(0.05)
 
 
 def register() -> None:

@@ -1,16 +1,19 @@
 """The simulated ``torch.npu`` module: the torch_npu surface that user code and libraries touch.
 
 Registered as ``torch.npu`` by :func:`ascend_compat.simulate.install`. Work is synchronous on the host, so
-``synchronize`` returns at once and events time host work.
+``synchronize`` returns at once and events time host work. Besides the everyday surface it has the older names
+libraries still call (DeepSpeed's ``NPU_Accelerator``): the legacy ``torch.npu.<Dtype>Tensor`` types,
+``memory_cached`` / ``max_memory_cached`` and ``_lazy_call``, each modelled on torch_npu's own.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, Callable, Union
 
 import torch
 
@@ -19,7 +22,17 @@ from ascend_compat.simulate import _state
 DeviceLike = Union[torch.device, str, int, None]
 
 __all__ = [
+    "BFloat16Tensor",
+    "BoolTensor",
+    "ByteTensor",
+    "CharTensor",
+    "DoubleTensor",
     "Event",
+    "FloatTensor",
+    "HalfTensor",
+    "IntTensor",
+    "LongTensor",
+    "ShortTensor",
     "Stream",
     "amp",
     "current_device",
@@ -43,9 +56,11 @@ __all__ = [
     "manual_seed",
     "manual_seed_all",
     "max_memory_allocated",
+    "max_memory_cached",
     "max_memory_reserved",
     "mem_get_info",
     "memory_allocated",
+    "memory_cached",
     "memory_reserved",
     "memory_stats",
     "memory_summary",
@@ -102,6 +117,15 @@ def init() -> None:
 
 def _lazy_init() -> None:
     """torch_npu's private initialiser, called by some libraries."""
+
+
+def _lazy_call(callback: Callable[[], Any]) -> None:
+    """Run ``callback`` once the device is initialised (DeepSpeed's ``lazy_call`` uses it for RNG state).
+
+    torch_npu queues the callback until its lazy initialisation and calls it at once afterwards; the simulated
+    device is always initialised, so it runs now.
+    """
+    callback()
 
 
 def _is_in_bad_fork() -> bool:
@@ -243,6 +267,26 @@ def reset_peak_memory_stats(device: DeviceLike = None) -> None:
 
 reset_max_memory_allocated = reset_peak_memory_stats
 reset_max_memory_cached = reset_peak_memory_stats
+
+
+def memory_cached(device: DeviceLike = None) -> int:
+    """Deprecated name of ``memory_reserved``, kept by torch_npu (with this warning) and called by DeepSpeed."""
+    warnings.warn(
+        "torch_npu.npu.memory_cached has been renamed to torch_npu.npu.memory_reserved",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return memory_reserved(device)
+
+
+def max_memory_cached(device: DeviceLike = None) -> int:
+    """Deprecated name of ``max_memory_reserved`` (as in torch_npu)."""
+    warnings.warn(
+        "torch_npu.npu.max_memory_cached has been renamed to torch_npu.npu.max_memory_reserved",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return max_memory_reserved(device)
 
 
 def reset_accumulated_memory_stats(device: DeviceLike = None) -> None:
@@ -411,6 +455,83 @@ def stream(s: torch.Stream | None) -> Iterator[None]:
         yield
     finally:
         torch.accelerator.set_stream(prev)
+
+
+# --- legacy tensor types ------------------------------------------------------------------------------------
+
+_LEGACY_WARNED = False
+
+
+class _NPUTensorType(type):
+    """The metaclass of ``torch.npu.FloatTensor`` and friends (torch_npu's ``torch.tensortype``, TensorType.cpp).
+
+    As in torch_npu: the constructor follows torch's legacy constructor (no arguments: an empty tensor; sizes:
+    an uninitialised tensor; data: a copy; a tensor of the same type: an alias) on the current npu device and
+    warns once that it is no longer recommended; ``isinstance`` is true for strided npu tensors of the dtype;
+    the class has ``dtype``, ``layout``, ``is_npu`` and ``is_sparse``.
+    """
+
+    dtype: torch.dtype
+
+    @property
+    def layout(cls) -> torch.layout:
+        return torch.strided
+
+    @property
+    def is_npu(cls) -> bool:
+        return True
+
+    @property
+    def is_sparse(cls) -> bool:
+        return False
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return (
+            isinstance(obj, torch.Tensor)
+            and obj.device.type == "npu"
+            and obj.layout == torch.strided
+            and obj.dtype == cls.dtype
+        )
+
+    def __call__(cls, *args: Any, device: DeviceLike = None) -> torch.Tensor:  # type: ignore[override]
+        global _LEGACY_WARNED
+        if not _LEGACY_WARNED:  # torch_npu's TORCH_NPU_WARN_ONCE
+            _LEGACY_WARNED = True
+            warnings.warn(
+                "Warning: The torch.npu.*DtypeTensor constructors are no longer recommended. It's best to use "
+                "methods such as torch.tensor(data, dtype=*, device='npu') to create tensors.",
+                UserWarning,
+                stacklevel=2,
+            )
+        dev = torch.device("npu", _index(device))
+        if not args:
+            return torch.empty(0, dtype=cls.dtype, device=dev)
+        if all(isinstance(a, int) for a in args) or (len(args) == 1 and isinstance(args[0], torch.Size)):
+            return torch.empty(*args, dtype=cls.dtype, device=dev)
+        if len(args) == 1 and isinstance(args[0], torch.Tensor):
+            if not isinstance(args[0], cls):
+                raise TypeError(f"expected {cls.__module__}.{cls.__name__} (got {args[0].type()})")
+            return torch.ops.aten.alias(args[0])
+        if len(args) == 1:
+            return torch.tensor(args[0], dtype=cls.dtype, device=dev)
+        raise TypeError(f"{cls.__name__}() takes sizes, a sequence of data or a tensor; got {args!r}")
+
+
+def _legacy_type(name: str, dtype: torch.dtype) -> _NPUTensorType:
+    return _NPUTensorType(name, (), {"__module__": "torch.npu", "dtype": dtype, "__doc__": f"Legacy {dtype} npu type."})
+
+
+# The ten types torch_npu declares (all_declared_types_npu in TensorType.cpp).
+BFloat16Tensor = _legacy_type("BFloat16Tensor", torch.bfloat16)
+BoolTensor = _legacy_type("BoolTensor", torch.bool)
+ByteTensor = _legacy_type("ByteTensor", torch.uint8)
+CharTensor = _legacy_type("CharTensor", torch.int8)
+DoubleTensor = _legacy_type("DoubleTensor", torch.float64)
+FloatTensor = _legacy_type("FloatTensor", torch.float32)
+HalfTensor = _legacy_type("HalfTensor", torch.float16)
+IntTensor = _legacy_type("IntTensor", torch.int32)
+LongTensor = _legacy_type("LongTensor", torch.int64)
+ShortTensor = _legacy_type("ShortTensor", torch.int16)
 
 
 # --- amp ---------------------------------------------------------------------------------------------------

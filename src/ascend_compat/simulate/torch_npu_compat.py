@@ -20,6 +20,9 @@ def populate(module: ModuleType) -> None:
         module.__dict__.update({k: v for k, v in vars(torch.npu).items() if not k.startswith("__")})
         return
     module.__version__ = simulate.TORCH_NPU_VERSION
+    # A real torch_npu is a package on disk and libraries read its location (DeepSpeed's NPUOpBuilder takes
+    # os.path.dirname(torch_npu.__file__) for its include/lib paths); point it at the file that defines this one.
+    module.__file__ = __file__
     module.npu = torch.npu
     module.simulated = True
     for name in fused_ops.__all__:

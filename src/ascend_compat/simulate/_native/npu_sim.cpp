@@ -934,7 +934,20 @@ static at::Tensor npu_reshape_alias(const at::Tensor& self, c10::IntArrayRef siz
   return at::native::_reshape_alias(self, size, stride);
 }
 
+// As torch_npu (torch_npu/csrc/aten/ops/HasCompatibleShallowCopyType.cpp): CPU and npu tensors can share a
+// TensorImpl, so Module.to("npu") swaps param.data in place and keeps the Parameter objects; an optimizer built
+// on the CPU model still holds the module's parameters afterwards, as on CUDA. Registered for PrivateUse1 (a
+// call with an npu argument dispatches here) rather than torch_npu's CatchAll, which would override torch's
+// own kernel with a warning at every install.
+static bool npu_has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
+  auto is_dense = [](c10::DispatchKeySet ks) {
+    return ks.has(c10::DispatchKey::CPU) || ks.has(c10::DispatchKey::PrivateUse1);
+  };
+  return self.key_set() == from.key_set() || (is_dense(self.key_set()) && is_dense(from.key_set()));
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_has_compatible_shallow_copy_type", npu_has_compatible_shallow_copy_type);
   m.impl("empty.memory_format", npu_empty);
   m.impl("empty_strided", npu_empty_strided);
   m.impl("_copy_from", npu_copy_from);
