@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from typing import Optional
 
 from ascend_compat import __version__
-from ascend_compat.cli import check as check_cmd
-from ascend_compat.cli import info as info_cmd
-from ascend_compat.cli import port as port_cmd
-from ascend_compat.cli import report as report_cmd
-from ascend_compat.cli import run as run_cmd
+
+# One small module per command under ascend_compat.cli, each with add_parser(sub) and a main; the order is the
+# order of `--help`. `run` is dispatched before argparse (it takes the rest of the line verbatim).
+COMMANDS = (
+    "run", "info", "check", "port", "report", "vllm", "quant",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,20 +23,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ascend-compat {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    run_cmd.add_parser(sub)
-    info_cmd.add_parser(sub)
-    check_cmd.add_parser(sub)
-    port_cmd.add_parser(sub)
-    report_cmd.add_parser(sub)
+    for command in COMMANDS:
+        importlib.import_module(f"ascend_compat.cli.{command}").add_parser(sub)
     return parser
 
 
 def main(argv: Optional[list[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    parser = build_parser()
-    # `run` takes the rest of the line verbatim (the script's own flags included).
     if argv and argv[0] == "run":
+        from ascend_compat.cli import run as run_cmd
+
         return run_cmd.main(argv[1:])
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()

@@ -1,0 +1,453 @@
+"""vLLM on Ascend readiness: is the installed vllm / vllm-ascend pair one vllm-ascend publishes, with the torch and
+torch_npu it names; can vLLM find the Ascend platform plugin; which attention backend it will use; and, for a model,
+does vllm-ascend serve its quantization.
+
+Facts come from ``data/vllm_ascend.json`` (vllm-ascend's release compatibility matrix and platform code, each row
+with its source) and ``data/quantization.json`` (see :mod:`ascend_compat.ecosystem.quantization`). Nothing here
+imports vllm, vllm_ascend or torch: versions and entry points are read from installed distributions' metadata,
+so the report works where vLLM would crash or is absent.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import platform
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Optional
+
+from ascend_compat.ecosystem import quantization
+from ascend_compat.ecosystem.quantization import ModelError, in_spec, public_version, read_model, version_key
+
+__all__ = ["ModelError", "exit_code", "readiness", "render"]
+
+SCHEMA_VERSION = 1
+OK, WARN, ERROR, SKIP = "ok", "warn", "error", "skip"
+STATUSES = (OK, WARN, ERROR, SKIP)
+
+
+@dataclass
+class Check:
+    """One line of the report: what was looked at, how it stands, what was found and what to do."""
+
+    id: str
+    status: str  # one of STATUSES
+    found: str
+    fix: str = ""  # what to do about a warn / error
+    note: str = ""  # more about what was found (no action needed)
+    source: str = ""  # where the fact the status rests on comes from
+
+
+# -- data -------------------------------------------------------------------------------------------------------------
+
+@lru_cache(maxsize=1)
+def load_table() -> dict[str, Any]:
+    """``data/vllm_ascend.json`` as a dict (releases newest first, as the matrix lists them)."""
+    return json.loads((resources.files("ascend_compat.ecosystem") / "data" / "vllm_ascend.json").read_text("utf-8"))
+
+
+def releases() -> list[dict[str, Any]]:
+    """Every vllm-ascend release row of the data file."""
+    return load_table()["releases"]
+
+
+def release(vllm_ascend_version: str) -> Optional[dict[str, Any]]:
+    """The matrix row of a vllm-ascend version (compared as PEP 440 versions), or None."""
+    key = version_key(vllm_ascend_version)
+    if key is None:
+        return None
+    return next((r for r in releases() if version_key(r["vllm_ascend"]) == key), None)
+
+
+def releases_for_vllm(vllm_version: str) -> list[dict[str, Any]]:
+    """The rows that pair with this vLLM version, newest vllm-ascend first."""
+    key = version_key(vllm_version)
+    rows = [r for r in releases() if key is not None and any(version_key(v) == key for v in r["vllm"])]
+    return sorted(rows, key=lambda r: version_key(r["vllm_ascend"]), reverse=True)
+
+
+def _is_final(version: str) -> bool:
+    key = version_key(version)
+    return key is not None and not (getattr(key, "is_prerelease", False) or "rc" in version or "dev" in version)
+
+
+def newest_final() -> dict[str, Any]:
+    """The newest final (not release-candidate) release: what to install from scratch."""
+    finals = [r for r in releases() if _is_final(r["vllm_ascend"])]
+    return max(finals, key=lambda r: version_key(r["vllm_ascend"]))
+
+
+def attention_for(vllm_ascend_version: str) -> Optional[dict[str, Any]]:
+    """The attention entry of a vllm-ascend release (first match), or None when its version does not parse."""
+    if version_key(vllm_ascend_version) is None:
+        return None
+    return next((a for a in load_table()["attention"] if any(in_spec(vllm_ascend_version, s) for s in a["versions"])),
+                None)
+
+
+def _table_range() -> str:
+    keys = sorted(releases(), key=lambda r: version_key(r["vllm_ascend"]))
+    return f"{keys[0]['vllm_ascend']} to {keys[-1]['vllm_ascend']}"
+
+
+# -- what is installed ------------------------------------------------------------------------------------------------
+
+def _version(dist: str) -> Optional[str]:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def installed_versions() -> dict[str, Optional[str]]:
+    """Versions of vllm, vllm-ascend, torch, torch_npu (None: not installed) and of this Python."""
+    return {
+        "vllm": _version("vllm"),
+        "vllm_ascend": _version("vllm-ascend"),
+        "torch": _version("torch"),
+        "torch_npu": _version("torch_npu"),
+        "python": platform.python_version(),
+    }
+
+
+def platform_entry_points(group: str) -> list[dict[str, str]]:
+    """The entry points of ``group`` (name, value, distribution), read from metadata without loading them."""
+    try:
+        eps = importlib.metadata.entry_points(group=group)
+    except TypeError:  # Python 3.9: entry_points() takes no arguments
+        eps = importlib.metadata.entry_points().get(group, [])  # type: ignore[attr-defined]
+    out = []
+    for ep in eps:
+        dist = getattr(ep, "dist", None)
+        out.append({"name": ep.name, "value": ep.value, "distribution": dist.metadata["Name"] if dist else ""})
+    return out
+
+
+# -- checks -----------------------------------------------------------------------------------------------------------
+
+def _install_line(row: Mapping[str, Any]) -> str:
+    cmds = load_table()["install"]["commands"]
+    line = ", then ".join(c.format(vllm=row["vllm"][0], vllm_ascend=row["vllm_ascend"]) for c in cmds)
+    return (f"{line} (CANN {row['cann']}, torch {row['torch']}, torch_npu {row['torch_npu']}; "
+            f"{load_table()['install']['docs']})")
+
+
+def _same(a: Optional[str], b: str) -> bool:
+    return a is not None and version_key(a) is not None and version_key(a) == version_key(b)
+
+
+def _release_tuple(text: str) -> tuple[int, ...]:
+    key = version_key(text)
+    rel = getattr(key, "release", None)
+    if rel is None:  # the fallback key: (release padded with zeros, ...)
+        rel = key[0] if key else ()
+    rel = tuple(rel)
+    while len(rel) > 1 and rel[-1] == 0:
+        rel = rel[:-1]
+    return rel
+
+
+def _package_checks(v: Mapping[str, Optional[str]], row: Optional[dict[str, Any]]) -> list[Check]:
+    src = row["source"] if row else load_table()["install"]["source"]
+    vllm, va = v["vllm"], v["vllm_ascend"]
+    checks = []
+    if vllm:
+        checks.append(Check("vllm", OK, vllm))
+    elif va:
+        want = row["vllm"][0] if row else public_version(va)
+        checks.append(Check("vllm", ERROR, "not installed", fix=f"pip install vllm=={want} (the vLLM that vllm-ascend "
+                            f"{va} is published with)", source=src))
+    else:
+        checks.append(Check("vllm", ERROR, "not installed", fix="install it together with vllm-ascend (next line)",
+                            source=src))
+    if va:
+        checks.append(Check("vllm-ascend", OK, va))
+    else:
+        paired = releases_for_vllm(vllm) if vllm else []
+        if paired:
+            fix = f"pip install vllm-ascend=={paired[0]['vllm_ascend']} (published for vllm {vllm})"
+        elif vllm:
+            fix = (f"no vllm-ascend release is published for vllm {vllm}; install a published pair: "
+                   + _install_line(newest_final()))
+        else:
+            fix = "install the newest published pair: " + _install_line(newest_final())
+        what = "not installed: vLLM has no Ascend platform without it" if vllm else "not installed (nor is vllm)"
+        checks.append(Check("vllm-ascend", ERROR, what, fix=fix, source=src))
+    return checks
+
+
+def _torch_checks(v: Mapping[str, Optional[str]], row: Optional[dict[str, Any]]) -> list[Check]:
+    torch, npu, va = v["torch"], v["torch_npu"], v["vllm_ascend"]
+    src = row["source"] if row else ""
+    checks = []
+    if not torch:
+        status = ERROR if va else SKIP
+        fix = f"pip install torch=={row['torch']}" if row else ("install the torch your torch_npu release pins" if va
+                                                                 else "")
+        checks.append(Check("torch", status, "not installed", fix=fix, source=src))
+    elif row and not _same(torch, row["torch"]):
+        checks.append(Check("torch", WARN, f"{torch}; vllm-ascend {row['vllm_ascend']} is published with torch "
+                            f"{row['torch']}", fix=f"pip install torch=={row['torch']} (the CPU build: torch_npu "
+                            "runs on it)", source=src))
+    else:
+        checks.append(Check("torch", OK if va else SKIP, torch + (" (as published)" if row else ""), source=src))
+    if not npu:
+        checks.append(Check("torch_npu", ERROR if va else SKIP, "not installed" + (": vllm-ascend needs it" if va
+                            else ""), fix=f"pip install torch-npu=={row['torch_npu']}" if row else "", source=src))
+    elif torch and _release_tuple(npu) != _release_tuple(torch):
+        # torch_npu X.Y.Z is built against torch X.Y.Z exactly (it pins it); anything else fails on import.
+        checks.append(Check("torch_npu", ERROR, f"{npu} needs torch {'.'.join(map(str, _release_tuple(npu)))}, "
+                            f"found torch {torch}", fix="install the torch version torch_npu pins (or the "
+                            "torch_npu release built for your torch)",
+                            source="Ascend/pytorch README (each torch_npu release is built for one torch version)"))
+    elif row and not _same(npu, row["torch_npu"]):
+        checks.append(Check("torch_npu", WARN, f"{npu}; vllm-ascend {row['vllm_ascend']} is published with torch_npu "
+                            f"{row['torch_npu']}", fix=f"pip install torch-npu=={row['torch_npu']}", source=src))
+    else:
+        checks.append(Check("torch_npu", OK if va else SKIP, npu + (" (as published)" if row else ""), source=src))
+    return checks
+
+
+def _python_check(v: Mapping[str, Optional[str]], row: Optional[dict[str, Any]]) -> Check:
+    py = v["python"] or ""
+    if row is None:
+        return Check("python", SKIP, py)
+    if in_spec(py, row["python"]):
+        return Check("python", OK, f"{py} (vllm-ascend {row['vllm_ascend']} supports Python {row['python']})",
+                     source=row["source"])
+    return Check("python", WARN, f"{py}; vllm-ascend {row['vllm_ascend']} supports Python {row['python']}",
+                 fix=f"use a Python in {row['python']}", source=row["source"])
+
+
+def _pair_check(v: Mapping[str, Optional[str]], row: Optional[dict[str, Any]]) -> Check:
+    vllm, va = v["vllm"], v["vllm_ascend"]
+    if not (vllm and va):
+        return Check("pair", SKIP, "needs both vllm and vllm-ascend")
+    if row is not None:
+        if any(_same(vllm, x) for x in row["vllm"]):
+            note = f"published with CANN {row['cann']} (the CANN toolkit on the host is not checked)"
+            if row.get("note"):
+                note += "; " + row["note"]
+            return Check("pair", OK, f"vllm-ascend {va} + vllm {vllm}: a published pair", note=note,
+                         source=row["source"])
+        others = releases_for_vllm(vllm)
+        fix = f"pip install vllm=={row['vllm'][0]}"
+        if others:
+            fix += f", or vllm-ascend=={others[0]['vllm_ascend']} (published for vllm {vllm})"
+        return Check("pair", ERROR, f"vllm-ascend {va} is published for vllm {' / '.join(row['vllm'])}, found vllm "
+                     f"{vllm}", fix=fix, source=row["source"])
+    key = version_key(va)
+    src = "vllm-project/vllm-ascend docs/source/community/versioning_policy.md"
+    if key is None or "dev" in va or "+" in va:
+        return Check("pair", WARN, f"vllm-ascend {va} is a development build: the matrix covers releases only",
+                     fix="for a main-branch build use the vLLM commit in vllm-ascend's "
+                     ".github/vllm-main-verified.commit", source=src)
+    same = _release_tuple(vllm) == _release_tuple(va)
+    return Check("pair", WARN, f"vllm-ascend {va} is not in ascend-compat's table ({_table_range()})",
+                 note="vllm has the same version number, as vllm-ascend asks" if same else "",
+                 fix="check vllm-ascend's release compatibility matrix (versioning policy) for the vLLM it pairs with",
+                 source=src)
+
+
+def _plugin_check(v: Mapping[str, Optional[str]]) -> Check:
+    spec = load_table()["platform_plugin"]
+    eps = platform_entry_points(spec["group"])
+    ours = [e for e in eps if e["name"] == spec["name"]]
+    others = ", ".join(f"{e['name']} = {e['value']}" for e in eps if e["name"] != spec["name"])
+    note = f"other platform plugins: {others}" if others else ""
+    va = v["vllm_ascend"]
+    allowed = os.environ.get(spec["env"])
+    if not va:
+        if ours:
+            return Check("platform-plugin", WARN, f"{spec['group']} has {ours[0]['name']} = {ours[0]['value']} but "
+                         "no vllm-ascend distribution is installed", note=note, source=spec["source"])
+        return Check("platform-plugin", SKIP, "vllm-ascend not installed", note=note, source=spec["source"])
+    if not ours:
+        return Check("platform-plugin", ERROR, f"vllm-ascend {va} registers no {spec['group']} entry point "
+                     f"'{spec['name']}': vLLM will not find the NPU platform",
+                     fix=f"reinstall it (pip install --force-reinstall --no-deps vllm-ascend=={va}, or pip install -e "
+                     ". in a source checkout: a checkout on PYTHONPATH registers nothing)", note=note,
+                     source=spec["source"])
+    ep = ours[0]
+    if allowed is not None and spec["name"] not in [x.strip() for x in allowed.split(",")]:
+        return Check("platform-plugin", ERROR, f"{spec['env']}={allowed} leaves out '{spec['name']}': vLLM skips the "
+                     "Ascend platform", fix=f"add {spec['name']} to {spec['env']}, or unset it", note=note,
+                     source=spec["source"])
+    found = f"{spec['group']}: {ep['name']} = {ep['value']}"
+    if ep["value"].replace(" ", "") != spec["value"]:
+        return Check("platform-plugin", WARN, found + f" (vllm-ascend registers {spec['value']})", note=note,
+                     fix="reinstall vllm-ascend", source=spec["source"])
+    return Check("platform-plugin", OK, found, note=note, source=spec["source"])
+
+
+def _attention_kind(config: Optional[Mapping[str, Any]]) -> str:
+    """Which backend key applies to a model: vLLM takes DeepSeek-style latent attention (MLA) from a
+    ``kv_lora_rank`` in the config, and its sparse variant from an ``index_topk`` (DeepSeek V3.2)."""
+    if not isinstance(config, Mapping):
+        return "default"
+    text = config.get("text_config") if isinstance(config.get("text_config"), Mapping) else config
+    if text.get("kv_lora_rank") is None:
+        return "default"
+    return "sparse (mla + sparse)" if text.get("index_topk") is not None else "mla"
+
+
+def _attention_check(v: Mapping[str, Optional[str]], config: Optional[Mapping[str, Any]],
+                     row: Optional[dict[str, Any]]) -> tuple[Check, Optional[dict[str, Any]]]:
+    va = v["vllm_ascend"]
+    if not va:
+        return Check("attention", SKIP, "vllm-ascend not installed"), None
+    era = attention_for(va)
+    if era is None:
+        return Check("attention", WARN, f"unknown (vllm-ascend {va} is not a release version)",
+                     fix="see vllm_ascend/platform.py (get_attn_backend_cls) of your build"), None
+    kind = _attention_kind(config)
+    backends = era["backends"]
+    name = kind if kind in backends else "default"
+    module, cls = backends[name].rsplit(".", 1)
+    found = f"{cls} ({module}; {name} backend; engine: {era['engine']})"
+    notes = []
+    if era.get("engine_env"):
+        notes.append(era["engine_env"])
+    if era.get("graph_mode"):
+        notes.append("graph mode: " + era["graph_mode"])
+    others = [f"{k}: {c.removeprefix('vllm_ascend.')}" for k, c in backends.items() if k != name]
+    if others:
+        notes.append("others: " + ", ".join(others))
+    if row is None:
+        notes.append("from the newest entry that covers this version; the release is newer than ascend-compat's data")
+    return Check("attention", OK, found, note="; ".join(notes), source=era["source"]), {**era, "selected": name}
+
+
+def _quant_check(f: quantization.Found, va: Optional[str]) -> Check:
+    m = f.method
+    if m is None:
+        accepted = quantization.platform_methods(va) if va else None
+        status = ERROR if accepted is not None and f.quant_method not in accepted else WARN
+        fix = (f"vLLM on the NPU accepts only {', '.join(accepted)} with vllm-ascend {va}" if accepted
+               else "re-quantize with msModelSlim or LLM-Compressor, or serve the unquantized model")
+        return Check("quantization", status, f"{f.quant_method or 'unknown'}: not a method ascend-compat knows "
+                     f"({f.evidence})", fix=fix, source="ascend_compat ecosystem/data/quantization.json")
+    found = f"{m.name} ({f.evidence})"
+    spans = " or ".join(s.versions for s in m.vllm_ascend)
+    if m.id == "none":
+        return Check("quantization", OK, f"not quantized ({f.evidence})", source=m.source)
+    if not va:
+        status = ERROR if not m.vllm_ascend else (WARN if m.ascend == "partial" else OK)
+        note = f"vllm-ascend {spans} serves it" if m.vllm_ascend else ""
+        return Check("quantization", status, found, fix="" if m.vllm_ascend else m.alternative, note=note,
+                     source=m.source)
+    sup = m.support_for(va)
+    if sup is None:
+        why = f"not served by vllm-ascend {va}" + (f" (served by {spans})" if m.vllm_ascend else "")
+        fix = m.alternative or f"use a vllm-ascend release in {spans}"
+        if m.vllm_ascend and m.alternative:
+            fix = f"use a vllm-ascend release in {spans}, or {m.alternative}"
+        return Check("quantization", ERROR, f"{found}: {why}", fix=fix, note=m.note, source=m.source)
+    notes = [n.rstrip(".") for n in (sup.note, m.note) if n]
+    if m.id.startswith("ascend"):
+        flag = quantization.ascend_flag(va)
+        notes.append(f"serve it with {flag}" if flag else "vllm-ascend detects it (no --quantization flag needed)")
+    if sup.requires and _version(sup.requires) is None:
+        return Check("quantization", ERROR, f"{found}: vllm-ascend {va} serves it through {sup.requires}, which is "
+                     "not installed", fix=f"pip install {sup.requires}", note="; ".join(notes), source=m.source)
+    if f.caveat:
+        return Check("quantization", WARN, found, fix=f.caveat, note="; ".join(notes), source=m.source)
+    status = WARN if (sup.note or m.ascend == "partial") else OK
+    return Check("quantization", status, found, fix=m.alternative if status == WARN else "", note="; ".join(notes),
+                 source=m.source)
+
+
+def _model_checks(model: str, v: Mapping[str, Optional[str]]) -> tuple[list[Check], dict[str, Any], Optional[dict]]:
+    config_path, config, model_dir, files = read_model(model)
+    try:
+        found = quantization.detect(config, model_dir or None, files)
+    except ValueError as exc:
+        raise ModelError(str(exc)) from exc
+    cfg = config or {}
+    archs = cfg.get("architectures") if isinstance(cfg.get("architectures"), list) else []
+    arch_text = ", ".join(map(str, archs)) or "none named"
+    if config_path:
+        what = f"{config_path}: {arch_text}" + (f" ({cfg['model_type']})" if cfg.get("model_type") else "")
+    else:
+        what = f"{model}: GGUF weights, no config.json"
+    checks = [Check("model", OK, what, note="architecture not checked: vllm-ascend lists supported models by name "
+                    "(docs/source/user_guide/support_matrix/supported_models.md)")]
+    checks += [_quant_check(f, v["vllm_ascend"]) for f in found]
+    info = {
+        "path": model, "config": config_path, "architectures": archs, "model_type": cfg.get("model_type"),
+        "quantization": [{"evidence": f.evidence, "quant_method": f.quant_method, "caveat": f.caveat,
+                          "types": list(f.types), "method": f.method.to_dict() if f.method else None} for f in found],
+    }  # fmt: skip
+    return checks, info, config
+
+
+# -- the report -------------------------------------------------------------------------------------------------------
+
+def readiness(model: Optional[str] = None) -> dict[str, Any]:
+    """The readiness report as a plain dict (what ``ascend-compat vllm --json`` prints). ``model``: a model
+    directory, its config.json or a .gguf file. Raises ModelError when ``model`` cannot be read."""
+    v = installed_versions()
+    model_checks: list[Check] = []
+    model_info = config = None
+    if model is not None:
+        # First: a bad --model is a usage error, reported alone.
+        model_checks, model_info, config = _model_checks(model, v)
+    row = release(v["vllm_ascend"]) if v["vllm_ascend"] else None
+    attention, era = _attention_check(v, config, row)
+    checks = [
+        *_package_checks(v, row), *_torch_checks(v, row), _python_check(v, row), _pair_check(v, row),
+        _plugin_check(v), attention, *model_checks,
+    ]
+    counts = {s: sum(c.status == s for c in checks) for s in STATUSES}
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "ready": counts[ERROR] == 0,
+        "counts": counts,
+        "versions": v,
+        "published_pair": row,
+        "recommended": newest_final(),
+        "attention": era,
+        "model": model_info,
+        "checks": [c.__dict__ for c in checks],
+        "data": {"vllm_ascend_releases": _table_range(), "source": "vllm-project/vllm-ascend release compatibility "
+                 "matrix (docs/source/community/versioning_policy.md)"},
+    }
+
+
+def exit_code(report: Mapping[str, Any]) -> int:
+    """0 when ready (no check is an error), 1 otherwise."""
+    return 0 if report["ready"] else 1
+
+
+_RESET = "\x1b[0m"
+#: The palette of ``check``'s text output.
+_STYLE = {OK: "\x1b[32m", WARN: "\x1b[33m", ERROR: "\x1b[1;31m", SKIP: "\x1b[2m", "dim": "\x1b[2m", "head": "\x1b[1m"}
+
+
+def _paint(text: str, style: str, color: bool) -> str:
+    return f"{_STYLE[style]}{text}{_RESET}" if color else text
+
+
+def render(report: Mapping[str, Any], color: bool = False) -> str:
+    """Human-readable form of :func:`readiness`'s result (ANSI colour only when ``color``)."""
+    counts = report["counts"]
+    parts = [f"{counts[s]} {'error' if s == ERROR else 'warning'}{'s' if counts[s] != 1 else ''}"
+             for s in (ERROR, WARN) if counts[s]]
+    state = "ready" if report["ready"] else "not ready"
+    head = f"vLLM on Ascend: {state}" + (f" ({', '.join(parts)})" if parts else "")
+    lines = [_paint(head, OK if report["ready"] else ERROR, color), ""]
+    width = max(len(c["id"]) for c in report["checks"])
+    pad = " " * (2 + 5 + 2 + width + 2)
+    for c in report["checks"]:
+        lines.append(f"  {_paint(c['status'].ljust(5), c['status'], color)}  {c['id'].ljust(width)}  {c['found']}")
+        if c["fix"] and c["status"] in (WARN, ERROR):
+            lines.append(f"{pad}fix: {c['fix']}")
+        if c["note"]:
+            lines.append(_paint(f"{pad}note: {c['note']}", "dim", color))
+    lines += ["", _paint(f"data: vllm-ascend releases {report['data']['vllm_ascend_releases']} "
+                         "(vllm-ascend's release compatibility matrix)", "dim", color)]
+    return "\n".join(lines)
