@@ -7,6 +7,7 @@ the fp32 result); gradients fp16 1e-2, bf16 6e-2; LSE 1e-4 (computed in fp32 fro
 from __future__ import annotations
 
 import math
+import warnings
 
 import pytest
 
@@ -23,11 +24,17 @@ def fa(sim):
     return flash_attn
 
 
-def reference(q, k, v, causal=False, window=(-1, -1), scale=None, alibi=None, softcap=0.0, kv_len=None):
+def reference(
+    q, k, v, causal=False, window=(-1, -1), scale=None, alibi=None, softcap=0.0, kv_len=None, kv_start=None,
+    probs=False,
+):  # fmt: skip
     """flash-attn semantics in float64 on the CPU: (B, Sq, H, D) inputs; returns (out, lse (B, H, Sq)).
 
     Query i sits at position i + Sk - Sq (bottom-right alignment); it sees keys j with
     i + Sk - Sq - left <= j <= i + Sk - Sq + right (causal: right = 0); ``kv_len`` (B,) limits the keys per row.
+    ``kv_start`` (B,): left padding (flash-attn's cache_leftpad): row b's sequence is the slots
+    [kv_start, kv_len), key j is its token j - kv_start and Sk is kv_len - kv_start. ``probs``: also return the
+    softmax probabilities (B, H, Sq, Sk).
     """
     q, k, v = (t.detach().cpu().double() for t in (q, k, v))
     b, sq, h, d = q.shape
@@ -39,9 +46,11 @@ def reference(q, k, v, causal=False, window=(-1, -1), scale=None, alibi=None, so
     if softcap:
         s = softcap * torch.tanh(s / softcap)
     lens = torch.full((b,), sk) if kv_len is None else torch.as_tensor(kv_len)
+    start = torch.zeros(b, dtype=torch.int64) if kv_start is None else torch.as_tensor(kv_start).long()
     i = torch.arange(sq).view(1, 1, -1, 1)
-    j = torch.arange(sk).view(1, 1, 1, -1)
-    anchor = (lens - sq).view(-1, 1, 1, 1)
+    slot = torch.arange(sk).view(1, 1, 1, -1)
+    j = slot - start.view(-1, 1, 1, 1)  # token index within the sequence (negative: padding)
+    anchor = (lens - start - sq).view(-1, 1, 1, 1)
     rel = j - i - anchor
     if alibi is not None:
         slopes = alibi.detach().cpu().double().reshape(-1, h, 1, 1)
@@ -49,7 +58,7 @@ def reference(q, k, v, causal=False, window=(-1, -1), scale=None, alibi=None, so
     left, right = window
     if causal:
         right = 0
-    masked = j >= lens.view(-1, 1, 1, 1)
+    masked = (slot >= lens.view(-1, 1, 1, 1)) | (j < 0)
     if right >= 0:
         masked = masked | (rel > right)
     if left >= 0:
@@ -58,7 +67,7 @@ def reference(q, k, v, causal=False, window=(-1, -1), scale=None, alibi=None, so
     lse = torch.logsumexp(s, dim=-1)
     p = torch.softmax(s, dim=-1).nan_to_num(0.0)
     out = torch.einsum("bhqk,bkhd->bqhd", p, v)
-    return out, lse
+    return (out, lse, p) if probs else (out, lse)
 
 
 def close(actual, expected, tol):
@@ -274,6 +283,170 @@ def test_kvcache_rotary_and_batch_idx_and_paged(fa):
     dense_k = pages_k[table.long()].reshape(2, 8, hk, d)
     dense_v = pages_v[table.long()].reshape(2, 8, hk, d)
     close(out, reference(q, dense_k, dense_v, True, kv_len=[6, 3])[0], OUT_TOL[torch.float16])
+
+
+def _leftpad_case(dtype, hq, hk, seed):
+    g = torch.Generator().manual_seed(seed)
+    b, cap, d, snew = 3, 12, 16, 2
+    k_cache = torch.randn(b, cap, hk, d, generator=g).to(dtype)
+    v_cache = torch.randn(b, cap, hk, d, generator=g).to(dtype)
+    # Padding slots hold large values, so attending to them by mistake changes the output a lot.
+    leftpad = [0, 3, 5]
+    for r, p in enumerate(leftpad):
+        k_cache[r, :p] = 8.0
+        v_cache[r, :p] = 50.0
+    q = torch.randn(b, snew, hq, d, generator=g).to(dtype).to("npu")
+    k_new = torch.randn(b, snew, hk, d, generator=g).to(dtype).to("npu")
+    v_new = torch.randn(b, snew, hk, d, generator=g).to(dtype).to("npu")
+    return q, k_cache.to("npu"), v_cache.to("npu"), k_new, v_new, leftpad, [3, 6, 9]  # cache_seqlens >= leftpad
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize(("causal", "window"), [(True, (-1, -1)), (False, (-1, -1)), (True, (3, 0)), (False, (2, 1))])
+@pytest.mark.parametrize("heads", [(4, 4), (4, 1)])
+@pytest.mark.parametrize("alibi", [False, True])
+def test_kvcache_leftpad_masks_padding(fa, dtype, causal, window, heads, alibi):
+    hq, hk = heads
+    q, k_cache, v_cache, k_new, v_new, leftpad, seqlens = _leftpad_case(dtype, hq, hk, seed=32)
+    before = k_cache.cpu().clone()
+    slopes = torch.rand(3, hq, generator=torch.Generator().manual_seed(5)).to("npu") if alibi else None
+    out, lse = fa.flash_attn_with_kvcache(
+        q, k_cache, v_cache, k_new, v_new, cache_seqlens=torch.tensor(seqlens, dtype=torch.int32, device="npu"),
+        cache_leftpad=torch.tensor(leftpad, dtype=torch.int32, device="npu"), causal=causal, window_size=window,
+        alibi_slopes=slopes, return_softmax_lse=True,
+    )  # fmt: skip
+    for r, n in enumerate(seqlens):  # flash-attn: cache_seqlens counts from slot 0, padding included
+        assert torch.equal(k_cache[r, n : n + 2].cpu(), k_new[r].cpu())
+        assert torch.equal(k_cache[r, :n].cpu(), before[r, :n])
+    total = [n + 2 for n in seqlens]
+    ref, ref_lse = reference(q, k_cache, v_cache, causal, window, alibi=slopes, kv_len=total, kv_start=leftpad)
+    close(out, ref, OUT_TOL[dtype])
+    fin = torch.isfinite(ref_lse)
+    assert torch.equal(torch.isfinite(lse.cpu()), fin)
+    close(lse.cpu()[fin], ref_lse[fin], 1e-3)
+
+
+def test_kvcache_leftpad_row_equals_the_unpadded_sequence(fa):
+    # A left-padded row must give what the same sequence gives alone, stored from slot 0 (no rotary: its positions
+    # are slot numbers in flash-attn, so they differ by design).
+    q, k_cache, v_cache, k_new, v_new, leftpad, seqlens = _leftpad_case(torch.float16, 4, 2, seed=33)
+    slopes = torch.tensor([0.5, 0.25, 0.125, 0.0625], device="npu")
+    out = fa.flash_attn_with_kvcache(
+        q, k_cache, v_cache, k_new, v_new, cache_seqlens=torch.tensor(seqlens, device="npu"),
+        cache_leftpad=torch.tensor(leftpad, dtype=torch.int32, device="npu"), causal=True, window_size=(4, 0),
+        alibi_slopes=slopes,
+    )  # fmt: skip
+    for r, (p, n) in enumerate(zip(leftpad, seqlens)):
+        k_alone = k_cache[r : r + 1, p:].clone()
+        v_alone = v_cache[r : r + 1, p:].clone()
+        alone = fa.flash_attn_with_kvcache(q[r : r + 1], k_alone, v_alone, cache_seqlens=n + 2 - p, causal=True,
+                                           window_size=(4, 0), alibi_slopes=slopes)  # fmt: skip
+        assert (out[r].cpu().float() - alone[0].cpu().float()).abs().max().item() <= 2e-3
+
+
+def test_kvcache_leftpad_with_rotary_uses_slot_positions(fa):
+    from ascend_compat.ecosystem.flash_attn.layers.rotary import apply_rotary_emb
+
+    q, k_cache, v_cache, k_new, v_new, leftpad, seqlens = _leftpad_case(torch.float16, 2, 2, seed=34)
+    angles = torch.arange(12).view(-1, 1) * torch.tensor([0.9, 0.4, 0.2, 0.05])
+    cos, sin = angles.cos().to("npu"), angles.sin().to("npu")
+    lens = torch.tensor(seqlens, dtype=torch.int32, device="npu")
+    out = fa.flash_attn_with_kvcache(q, k_cache, v_cache, k_new, v_new, rotary_cos=cos, rotary_sin=sin,
+                                     cache_seqlens=lens, cache_leftpad=torch.tensor(leftpad, device="npu"),
+                                     causal=True, rotary_interleaved=False)  # fmt: skip
+    k_rot = apply_rotary_emb(k_new, cos, sin, seqlen_offsets=lens)
+    for r, n in enumerate(seqlens):
+        assert torch.allclose(k_cache[r, n : n + 2].cpu().float(), k_rot[r].cpu().float(), atol=1e-3)
+    q_rot = apply_rotary_emb(q, cos, sin, seqlen_offsets=lens)
+    total = [n + 2 for n in seqlens]
+    close(out, reference(q_rot, k_cache, v_cache, True, kv_len=total, kv_start=leftpad)[0], OUT_TOL[torch.float16])
+
+
+def test_kvcache_leftpad_invalid_arguments(fa):
+    q, k_cache, v_cache, *_ = _leftpad_case(torch.float16, 2, 2, seed=35)
+    with pytest.raises(ValueError, match="cache_leftpad must be a"):
+        fa.flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=4, cache_leftpad=torch.zeros(2, device="npu"))
+    with pytest.raises(TypeError, match="cache_leftpad must hold integers"):
+        fa.flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=4, cache_leftpad=torch.zeros(3, device="npu"))
+    table = torch.zeros(3, 3, dtype=torch.int32, device="npu")
+    with pytest.raises(NotImplementedError, match="cache_leftpad with a paged block_table"):
+        fa.flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=4, block_table=table,
+                                   cache_leftpad=torch.zeros(3, dtype=torch.int32, device="npu"))  # fmt: skip
+
+
+def test_return_attn_probs_without_dropout_is_empty_like_flash_attn(fa):
+    # flash-attn >= 2.3 only fills S_dmask when dropout_p > 0; otherwise its kernel returns an empty (0,) tensor.
+    q, k, v = (rand((2, 5, 2, 16), torch.bfloat16, s) for s in (40, 41, 42))
+    lens = [2, 3]
+    cu = torch.tensor([0, 2, 5], dtype=torch.int32, device="npu")
+    flat = [t.detach().reshape(10, 2, 16)[:5] for t in (q, k, v)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the softcap fallback's notice
+        results = [
+            fa.flash_attn_func(q, k, v, causal=True, return_attn_probs=True),
+            fa.flash_attn_func(q, k, v, softcap=3.0, return_attn_probs=True),
+            fa.flash_attn_varlen_func(*flat, cu, cu, max(lens), max(lens), return_attn_probs=True),
+        ]
+    for res in results:
+        assert len(res) == 3
+        s_dmask = res[2]
+        assert isinstance(s_dmask, torch.Tensor) and s_dmask.shape == (0,)
+        assert s_dmask.dtype == torch.bfloat16 and s_dmask.device.type == "npu"
+
+
+@pytest.mark.parametrize(("causal", "window", "heads"), [(False, (-1, -1), (2, 2)), (True, (-1, -1), (4, 2)),
+                                                         (False, (2, 1), (2, 1))])  # fmt: skip
+def test_return_attn_probs_with_dropout_gives_probabilities_and_pattern(fa, causal, window, heads):
+    hq, hk = heads
+    q, k, v = (
+        rand((2, 5, hq, 16), torch.float16, 43),
+        rand((2, 7, hk, 16), torch.float16, 44),
+        rand((2, 7, hk, 16), torch.float16, 45),
+    )
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the plain-torch path's notice
+        out, lse, s_dmask = fa.flash_attn_func(q, k, v, dropout_p=0.4, causal=causal, window_size=window,
+                                               return_attn_probs=True)  # fmt: skip
+    # (B, H, Sq, Sk) rounded up to multiples of 128, as flash-attn allocates it; zeros outside.
+    assert s_dmask.shape == (2, hq, 128, 128) and s_dmask.dtype == torch.float16 and s_dmask.device.type == "npu"
+    s_dmask = s_dmask.cpu().double()
+    assert s_dmask[:, :, 5:].abs().max().item() == 0 and s_dmask[:, :, :, 7:].abs().max().item() == 0
+    block = s_dmask[:, :, :5, :7]
+    _, ref_lse, ref_p = reference(q, k, v, causal, window, probs=True)
+    close(block.abs(), ref_p, 2e-3)  # |S_dmask| is the softmax output
+    kept = block >= 0  # flash-attn's encoding: negative means dropped
+    assert (~kept & (ref_p > 0)).any() and (kept & (ref_p > 0)).any()
+    # The output is exactly the attention with that dropout pattern, rescaled by 1 / (1 - p).
+    vv = v.detach().cpu().double().repeat_interleave(hq // hk, dim=2)
+    expect = torch.einsum("bhqk,bkhd->bqhd", ref_p * kept / 0.6, vv)
+    close(out, expect, OUT_TOL[torch.float16])
+    close(lse, ref_lse, 1e-3)
+    grad = torch.ones_like(out)
+    out.backward(grad)
+    assert q.grad is not None and torch.isfinite(q.grad.cpu()).all()
+
+
+def test_varlen_return_attn_probs_with_dropout_is_per_sequence(fa):
+    lens_q, lens_k = [3, 1, 4], [4, 6, 5]
+    q, k, v, cu_q, cu_k = _varlen_case(torch.float16, lens_q, lens_k, 2, 2, seed=46)
+    torch.manual_seed(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        out, lse, s_dmask = fa.flash_attn_varlen_func(q, k, v, cu_q, cu_k, 4, 6, dropout_p=0.3, causal=True,
+                                                      return_attn_probs=True)  # fmt: skip
+    assert s_dmask.shape == (3, 2, 128, 128) and lse.shape == (2, 8)
+    s_dmask = s_dmask.cpu().double()
+    sq0 = sk0 = 0
+    for b, (lq, lk) in enumerate(zip(lens_q, lens_k)):
+        block = s_dmask[b, :, :lq, :lk]
+        assert s_dmask[b, :, lq:].abs().max().item() == 0 and s_dmask[b, :, :, lk:].abs().max().item() == 0
+        qs, ks, vs = q[sq0 : sq0 + lq][None], k[sk0 : sk0 + lk][None], v[sk0 : sk0 + lk][None]
+        _, _, ref_p = reference(qs, ks, vs, True, probs=True)
+        close(block.abs(), ref_p[0], 2e-3)
+        expect = torch.einsum("hqk,khd->qhd", ref_p[0] * (block >= 0) / 0.7, vs[0].cpu().double())
+        close(out[sq0 : sq0 + lq], expect, OUT_TOL[torch.float16])
+        sq0, sk0 = sq0 + lq, sk0 + lk
 
 
 def test_bert_padding_round_trip(fa):

@@ -3,8 +3,8 @@
 Under ``ascend_compat.activate()`` on an NPU (real or simulated), ``import flash_attn`` gives this package; it can
 also be imported directly as ``ascend_compat.ecosystem.flash_attn`` (what ``ascend-compat port --mode native``
 writes). It has only names the real package has: the seven attention functions, ``flash_attn_interface``,
-``bert_padding`` and ``layers.rotary`` (``apply_rotary_emb`` and friends). Semantics are flash-attn ≥ 2.1's
-(bottom-right causal alignment); see ``flash_attn_interface`` for the mapping onto the NPU op.
+``bert_padding`` and ``layers.rotary`` (``apply_rotary_emb`` and friends, ``RotaryEmbedding``). Semantics are
+flash-attn ≥ 2.1's (bottom-right causal alignment); see ``flash_attn_interface`` for the mapping onto the NPU op.
 """
 
 from __future__ import annotations

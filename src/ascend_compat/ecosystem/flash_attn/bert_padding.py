@@ -7,7 +7,13 @@ from typing import Optional
 import torch
 from torch.nn import functional
 
-__all__ = ["index_first_axis", "index_put_first_axis", "pad_input", "unpad_input"]
+__all__ = [
+    "index_first_axis",
+    "index_put_first_axis",
+    "pad_input",
+    "unpad_input",
+    "unpad_input_for_concatenated_sequences",
+]
 
 
 def index_first_axis(input: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
@@ -36,6 +42,28 @@ def unpad_input(
     max_seqlen = int(seqlens.max().item()) if seqlens.numel() else 0
     cu_seqlens = functional.pad(torch.cumsum(seqlens, dim=0, dtype=torch.int32), (1, 0))
     return index_first_axis(hidden_states.flatten(0, 1), indices), indices, cu_seqlens, max_seqlen, used
+
+
+def unpad_input_for_concatenated_sequences(
+    hidden_states: torch.Tensor, attention_mask_in_length: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
+    """Pack rows that each hold several short samples back to back (sample packing for fine-tuning).
+
+    ``attention_mask_in_length`` (batch, seqlen) lists each row's sample lengths, then zeros: ``[[2, 3, 0, 0]]`` is
+    a row whose first 2 tokens are one sample and next 3 another, the rest padding. Returns (packed states, indices
+    into the flattened batch, cu_seqlens (int32, one entry per sample + 1), longest sample), so every sample
+    becomes its own sequence for the varlen functions.
+    """
+    lengths = attention_mask_in_length
+    seqlen = lengths.shape[-1]
+    used = lengths.sum(dim=-1)
+    kept = torch.arange(seqlen, device=lengths.device).view(1, -1) < used.view(-1, 1)
+    flat = lengths.flatten()
+    samples = flat[flat != 0]
+    indices = torch.nonzero(kept.flatten(), as_tuple=False).flatten()
+    max_seqlen = int(samples.max().item()) if samples.numel() else 0
+    cu_seqlens = functional.pad(torch.cumsum(samples, dim=0, dtype=torch.int32), (1, 0))
+    return index_first_axis(hidden_states.flatten(0, 1), indices), indices, cu_seqlens, max_seqlen
 
 
 def pad_input(hidden_states: torch.Tensor, indices: torch.Tensor, batch: int, seqlen: int) -> torch.Tensor:

@@ -12,8 +12,12 @@ Mapping (flash-attn → npu_fusion_attention; semantics from Huawei's op documen
 - ``alibi_slopes`` → the op's ``pse`` bias (``-slope·|i + Sk - Sq - j|``, divided by ``scale`` because the op adds
   ``pse`` before scaling); with varlen, and for ``softcap``, which the op lacks, a plain-torch path computes the
   same attention (correct, slower, warned once);
-- ``return_attn_probs`` returns ``(out, softmax_lse, None)`` with the LSE in fp32, (B, H, Sq) or (H, total_q),
-  rebuilt from the op's row max and row sum; ``deterministic`` is accepted (the op has no such switch).
+- ``return_attn_probs`` returns ``(out, softmax_lse, S_dmask)`` with the LSE in fp32, (B, H, Sq) or (H, total_q),
+  rebuilt from the op's row max and row sum. S_dmask is what flash-attn ≥ 2.3 returns: an empty (0,) tensor of q's
+  dtype when ``dropout_p == 0``; with dropout, (B, H, Sq, Sk) rounded up to multiples of 128, the softmax output
+  negated where dropout dropped the entry. The op does not expose its dropout pattern, so that case runs the
+  plain-torch path (warned once); ``deterministic`` is accepted (the op has no such switch);
+- ``flash_attn_with_kvcache``: masks (causal, window, ``cache_seqlens``, ``cache_leftpad``) built on the device.
 """
 
 from __future__ import annotations
@@ -152,8 +156,13 @@ def _reference(
     bias: Optional[torch.Tensor],
     softcap: float,
     dropout_p: float,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Plain-torch attention on (B, H, S, D) in float32, for what the fused op cannot express; returns (out, lse)."""
+    want_probs: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor]]:
+    """Plain-torch attention on (B, H, S, D) in float32, for what the fused op cannot express.
+
+    Returns (out, lse, S_dmask): S_dmask only with ``want_probs`` and dropout, as flash-attn builds it: the softmax
+    output (B, H, Sq, Sk) in q's dtype, negated where dropout dropped the entry; else None.
+    """
     hq, hk = q.shape[1], k.shape[1]
     if hk != hq:
         k = k.repeat_interleave(hq // hk, dim=1)
@@ -170,11 +179,26 @@ def _reference(
     e = torch.exp(s - row_max)
     row_sum = e.sum(dim=-1, keepdim=True)
     p = e / torch.where(row_sum == 0, torch.ones_like(row_sum), row_sum)
+    probs = None
     if dropout_p > 0:
-        p = torch.nn.functional.dropout(p, dropout_p)
+        keep = torch.rand(p.shape, device=p.device) >= dropout_p
+        if want_probs:
+            probs = torch.where(keep, p, -p).detach().to(q.dtype)
+        p = p * keep / (1.0 - dropout_p)
     out = (p @ v.float()).to(q.dtype)
     lse = torch.where(row_sum > 0, row_max + torch.log(row_sum), torch.full_like(row_sum, math.inf)).squeeze(-1)
-    return out, lse
+    return out, lse, probs
+
+
+def _no_probs(q: torch.Tensor) -> torch.Tensor:
+    """flash-attn's third value without dropout: since 2.3 the kernel returns an empty (0,) tensor of q's dtype."""
+    return q.new_empty((0,))
+
+
+def _round128(probs: torch.Tensor) -> torch.Tensor:
+    """Zero-pad the last two dims to multiples of 128: the (…, Sq_rounded, Sk_rounded) shape flash-attn returns."""
+    sq, sk = probs.shape[-2:]
+    return torch.nn.functional.pad(probs, (0, -sk % 128, 0, -sq % 128))
 
 
 def _band_masked(qpos: torch.Tensor, kpos: torch.Tensor, anchor: torch.Tensor, left: int, right: int) -> torch.Tensor:
@@ -206,17 +230,19 @@ def _attention(
     left, right = _band(causal, window_size, fn)
     b, sq, h, _ = q.shape
     sk = k.shape[1]
-    if softcap:
-        _warn_once("softcap", f"{fn}: softcap has no NPU kernel; computing attention with plain torch ops (slower)")
+    if softcap or (return_attn_probs and dropout_p > 0):
+        _warn_fallback(fn, softcap)
         dev = q.device
         qpos, kpos = torch.arange(sq, device=dev), torch.arange(sk, device=dev)
         anchor = torch.tensor([sk - sq], device=dev)
         bias = None if alibi_slopes is None else _alibi_bias(alibi_slopes.to(dev), qpos, kpos, anchor, b, h)
         masked = _band_masked(qpos, kpos, anchor, left, right) if (left >= 0 or right >= 0) else None
-        out, lse = _reference(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), scale, masked, bias,
-                              float(softcap), dropout_p)  # fmt: skip
+        out, lse, probs = _reference(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), scale, masked, bias,
+                                     float(softcap), dropout_p, return_attn_probs)  # fmt: skip
         out = out.transpose(1, 2)
-        return (out, lse, None) if return_attn_probs else out
+        if not return_attn_probs:
+            return out
+        return out, lse, _no_probs(q) if probs is None else _round128(probs)
     mask, mode, pre, nxt = _mode(left, right, q.device)
     pse = None
     if alibi_slopes is not None:
@@ -228,8 +254,16 @@ def _attention(
         pre_tockens=pre, next_tockens=nxt, sparse_mode=mode,
     )  # fmt: skip
     if return_attn_probs:
-        return res[0], _lse(res[1], res[2]), None
+        return res[0], _lse(res[1], res[2]), _no_probs(q)
     return res[0]
+
+
+def _warn_fallback(fn: str, softcap: float) -> None:
+    if softcap:
+        _warn_once("softcap", f"{fn}: softcap has no NPU kernel; computing attention with plain torch ops (slower)")
+    else:
+        _warn_once("probs", f"{fn}: return_attn_probs with dropout_p > 0 needs the dropout pattern, which the NPU "
+                            "kernel does not expose; computing attention with plain torch ops (slower)")  # fmt: skip
 
 
 def _seq_ends(cu_seqlens: torch.Tensor, name: str, fn: str) -> list[int]:
@@ -273,6 +307,9 @@ def _varlen(
     left, right = _band(causal, window_size, fn)
     if softcap or alibi_slopes is not None:
         _warn_once("varlen-ref", f"{fn}: softcap/alibi with varlen have no NPU kernel; using plain torch ops (slower)")
+    elif return_attn_probs and dropout_p > 0:
+        _warn_fallback(fn, 0.0)
+    if softcap or alibi_slopes is not None or (return_attn_probs and dropout_p > 0):
         return _varlen_reference(q, k, v, ends_q, ends_k, scale, left, right, softcap, alibi_slopes, dropout_p,
                                  return_attn_probs)  # fmt: skip
     mask, mode, pre, nxt = _mode(left, right, q.device)
@@ -281,7 +318,7 @@ def _varlen(
         next_tockens=nxt, actual_seq_qlen=ends_q[1:], actual_seq_kvlen=ends_k[1:], sparse_mode=mode,
     )  # fmt: skip
     if return_attn_probs:
-        return res[0], _lse(res[1], res[2]).transpose(0, 1), None
+        return res[0], _lse(res[1], res[2]).transpose(0, 1), _no_probs(q)
     return res[0]
 
 
@@ -323,11 +360,19 @@ def _varlen_reference(
             bias = -(per_token.transpose(0, 1).unsqueeze(-1) * rel.abs().float().unsqueeze(0)).unsqueeze(0)
         else:
             bias = -(slopes.view(1, h, 1, 1) * rel.abs().float().view(1, 1, *rel.shape))
-    out, lse = _reference(q.transpose(0, 1).unsqueeze(0), k.transpose(0, 1).unsqueeze(0),
-                          v.transpose(0, 1).unsqueeze(0), scale, masked.view(1, 1, *masked.shape), bias,
-                          float(softcap), dropout_p)  # fmt: skip
+    out, lse, probs = _reference(q.transpose(0, 1).unsqueeze(0), k.transpose(0, 1).unsqueeze(0),
+                                 v.transpose(0, 1).unsqueeze(0), scale, masked.view(1, 1, *masked.shape), bias,
+                                 float(softcap), dropout_p, return_attn_probs)  # fmt: skip
     out = out.squeeze(0).transpose(0, 1)
-    return (out, lse.squeeze(0), None) if return_attn_probs else out
+    if not return_attn_probs:
+        return out
+    if probs is None:
+        return out, lse.squeeze(0), _no_probs(q)
+    # flash-attn's varlen S_dmask is (batch, H, max_seqlen_q, max_seqlen_k), sequence b in its top-left corner.
+    iq, ik = (seg_q.view(-1, 1) == seg_k.view(1, -1)).nonzero(as_tuple=True)
+    dmask = probs.new_zeros(nseq, h, int(lens_q.max()), int(lens_k.max()))
+    dmask[seg_q[iq], :, qpos[iq], kpos[ik]] = probs[0][:, iq, ik].transpose(0, 1)
+    return out, lse.squeeze(0), _round128(dmask)
 
 
 def flash_attn_func(
@@ -501,12 +546,14 @@ def flash_attn_with_kvcache(
     """Decode-time attention over a KV cache; new ``k``/``v`` are written into the cache in place first.
 
     Query token i of batch b sits at position ``cache_seqlens[b] + i``; keys at positions ≥
-    ``cache_seqlens[b] + seqlen_new`` are ignored. ``block_table`` selects pages of a paged cache
-    (k_cache: (num_blocks, page_size, nheads_k, headdim)). No host synchronisation: masks are built on the device.
+    ``cache_seqlens[b] + seqlen_new`` are ignored. ``cache_leftpad[b]`` (left-padded batches) is where row b's cache
+    starts: keys before it are masked out. As in flash-attn, ``cache_seqlens`` still counts from slot 0 (padding
+    included), so new k/v go to slot ``cache_seqlens[b]`` and rotary positions are those slot numbers; causal, window
+    and ALiBi distances are unchanged (they are differences of slots). ``block_table`` selects pages of a paged cache
+    (k_cache: (num_blocks, page_size, nheads_k, headdim)); flash-attn has no paged cache with ``cache_leftpad``.
+    No host synchronisation: masks are built on the device.
     """
     fn = "flash_attn_with_kvcache"
-    if cache_leftpad is not None:
-        raise NotImplementedError(f"{fn}: cache_leftpad is not supported by the ascend-compat drop-in")
     _check(q, k_cache, v_cache, 4, fn)
     dev = q.device
     b, sq, h, d = q.shape
@@ -518,6 +565,15 @@ def flash_attn_with_kvcache(
     else:
         page = 0
         capacity = k_cache.shape[1]
+    if cache_leftpad is not None:
+        if block_table is not None:  # flash-attn 2.8 refuses the pair too ("We don't support Paged KV and leftpad_k")
+            raise NotImplementedError(f"{fn}: cache_leftpad with a paged block_table is unsupported, as in flash-attn")
+        if not isinstance(cache_leftpad, torch.Tensor) or cache_leftpad.shape != (b,):
+            is_tensor = isinstance(cache_leftpad, torch.Tensor)
+            got = tuple(cache_leftpad.shape) if is_tensor else type(cache_leftpad).__name__
+            raise ValueError(f"{fn}: cache_leftpad must be a (batch,) = ({b},) integer tensor, got {got}")
+        if cache_leftpad.dtype.is_floating_point or cache_leftpad.dtype.is_complex:
+            raise TypeError(f"{fn}: cache_leftpad must hold integers (int32 in flash-attn), got {cache_leftpad.dtype}")
     if cache_seqlens is None:
         if k is not None:
             raise ValueError(f"{fn}: cache_seqlens is needed to append k/v (where in the cache they go)")
@@ -566,11 +622,13 @@ def flash_attn_with_kvcache(
     kpos = torch.arange(capacity, device=dev)
     anchor = total - sq  # bottom-right alignment per batch row
     masked = _band_masked(qpos, kpos, anchor, left, right) | (kpos.view(1, 1, 1, -1) >= total.view(-1, 1, 1, 1))
+    if cache_leftpad is not None:
+        masked |= kpos.view(1, 1, 1, -1) < cache_leftpad.to(device=dev, dtype=torch.int64).view(-1, 1, 1, 1)
     bias = None if alibi_slopes is None else _alibi_bias(alibi_slopes.to(dev), qpos, kpos, anchor, b, h)
     if softcap:
         _warn_once("softcap", f"{fn}: softcap has no NPU kernel; computing attention with plain torch ops (slower)")
-        out, lse = _reference(q.transpose(1, 2), keys.transpose(1, 2), values.transpose(1, 2), scale, masked, bias,
-                              float(softcap), 0.0)  # fmt: skip
+        out, lse, _ = _reference(q.transpose(1, 2), keys.transpose(1, 2), values.transpose(1, 2), scale, masked, bias,
+                                 float(softcap), 0.0)  # fmt: skip
         out = out.transpose(1, 2)
         return (out, lse) if return_softmax_lse else out
     res = _fusion_attention()(
