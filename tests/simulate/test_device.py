@@ -172,3 +172,22 @@ def test_dtype_conversions_and_item(sim):
     assert x[0].item() == 1.5
     assert x.tolist() == [1.5, -2.25]
     assert bool((x > 0).any())
+
+
+@pytest.mark.parametrize("layer", ["Conv1d", "Conv2d", "ConvTranspose2d"])
+def test_convolutions_forward_and_backward_match_cpu(sim, layer):
+    # PrivateUse1 convolution would dispatch to aten::convolution_overrideable, which no backend here implements.
+    torch = sim
+    torch.manual_seed(0)
+    conv = getattr(torch.nn, layer)(3, 4, 3, padding=1)
+    x = torch.randn(2, 3, 8) if layer == "Conv1d" else torch.randn(2, 3, 8, 8)
+    xc = x.clone().requires_grad_()
+    conv(xc).square().sum().backward()
+    want_x, want_w = xc.grad, conv.weight.grad.clone()
+    conv.zero_grad()
+    conv.to("npu")
+    xn = x.to("npu").requires_grad_()
+    out = conv(xn)
+    out.square().sum().backward()
+    assert out.device.type == "npu" and conv.weight.grad.device.type == "npu"
+    assert torch.equal(xn.grad.cpu(), want_x) and torch.equal(conv.weight.grad.cpu(), want_w)

@@ -13,7 +13,7 @@ def use_color(stream: TextIO) -> bool:
 
 
 def progress_bar(
-    enabled: bool, stream: TextIO = sys.stderr, label: str = "scanning"
+    enabled: bool, stream: TextIO = sys.stderr, label: str = "scanning", unit: str = "files"
 ) -> Optional[Callable[[int, int], None]]:
     """A one-line progress bar on ``stream`` (a terminal), or None when disabled."""
     if not enabled or not (hasattr(stream, "isatty") and stream.isatty()):
@@ -27,7 +27,7 @@ def progress_bar(
         state["last"] = pct
         width = 30
         fill = width * done // max(total, 1)
-        stream.write(f"\r{label} [{'#' * fill}{'.' * (width - fill)}] {done}/{total} files")
+        stream.write(f"\r{label} [{'#' * fill}{'.' * (width - fill)}] {done}/{total} {unit}")
         if done == total:
             stream.write("\r" + " " * (width + len(label) + 30) + "\r")
         stream.flush()

@@ -182,7 +182,11 @@ def install(
         sys.modules["torch.npu.random"] = npu_module.random
         hccl.register()
         ext.set_fallback_hook(_dispatch_fallback)
-        ext.route_to_cpu(_ops_with_cpu_and_composite_kernels(torch))
+        # Convolution on PrivateUse1 dispatches to aten::convolution_overrideable, which has no kernel: run the
+        # CPU path of convolution and its backward on the host views instead.
+        ext.route_to_cpu(
+            [*_ops_with_cpu_and_composite_kernels(torch), "aten::convolution", "aten::convolution_backward"]
+        )
         TORCH_NPU_VERSION = "{}.{}.0+simulated".format(*torch.__version__.split("+")[0].split(".")[:2])
         _finder.install_finder(TORCH_NPU_VERSION)
         _CONFIG = new
