@@ -1,0 +1,98 @@
+"""``ascend-compat scaffold NAME --pattern elementwise|reduction|matmul [--output DIR] [--dtype ...] [--force]``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ascend_compat.cli._common import use_color
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("scaffold", help="generate a custom Ascend C operator project (kernel, tiling, torch binding)")
+    p.add_argument("name", help="operator name, e.g. add_custom (snake_case; the OpType becomes AddCustom)")
+    p.add_argument("--pattern", choices=["elementwise", "reduction", "matmul"], default="elementwise")
+    p.add_argument("--compute", help="what it computes (elementwise: add, mul, relu, scale...; reduction: sum, max)")
+    p.add_argument("--dtype", action="append", help="element type(s), e.g. float16 or float16,float32 (repeatable)")
+    p.add_argument(
+        "--tile-length", type=int, help="elements per unified-buffer tile (rows per output tile for reductions)"
+    )
+    p.add_argument("--soc", action="append", help="target SoC(s) for the op definition (default ascend910b)")
+    p.add_argument("--spec", help="a JSON spec file (OpSpec fields); NAME and the options above override it")
+    p.add_argument("--output", "-o", help="project directory to create (default: ./NAME)")
+    p.add_argument("--force", action="store_true", help="replace an existing directory")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=main)
+
+
+def _build_spec(args: argparse.Namespace) -> Any:
+    from dataclasses import replace
+
+    from ascend_compat.kernel_helper import OpSpec, SpecError, default_spec
+
+    dtype_list = [d.strip() for value in (args.dtype or []) for d in value.split(",") if d.strip()]
+    if args.spec:
+        try:
+            with open(args.spec, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except (OSError, json.JSONDecodeError) as exc:
+            raise SpecError([f"cannot read spec {args.spec}: {exc}"]) from None
+        if not isinstance(data, dict):
+            raise SpecError([f"{args.spec}: a spec must be a JSON object"])
+        data["name"] = args.name
+        spec = OpSpec.from_dict(data)
+        if dtype_list:
+            spec = replace(
+                spec,
+                inputs=tuple(replace(t, dtypes=tuple(dtype_list)) for t in spec.inputs),
+                outputs=tuple(
+                    replace(t, dtypes=tuple("float32" for _ in dtype_list) if spec.pattern == "matmul"
+                            else tuple(dtype_list))
+                    for t in spec.outputs
+                ),
+            )
+    else:
+        spec = default_spec(args.name, args.pattern, compute=args.compute, dtype=dtype_list or None)
+    if args.tile_length is not None:
+        spec = replace(spec, tile_length=args.tile_length)
+    if args.soc:
+        spec = replace(spec, soc_versions=tuple(s.strip() for v in args.soc for s in v.split(",") if s.strip()))
+    return spec
+
+
+def main(args: argparse.Namespace) -> int:
+    from ascend_compat.kernel_helper import SpecError, scaffold
+    from ascend_compat.kernel_helper.spec import snake_name
+
+    red, green, reset = ("\033[31m", "\033[32m", "\033[0m") if use_color(sys.stderr) else ("", "", "")
+    try:
+        spec = _build_spec(args)
+        spec.validate()
+        output = args.output or snake_name(spec.name)
+        result = scaffold(spec, output, force=args.force)
+    except (SpecError, FileExistsError, OSError) as exc:
+        if args.json:
+            problems = exc.problems if isinstance(exc, SpecError) else [str(exc)]
+            print(json.dumps({"schema_version": 1, "ok": False, "errors": problems}, indent=2))
+        else:
+            print(f"{red}error:{reset} {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, SpecError) else 1
+    if args.json:
+        print(json.dumps({
+            "schema_version": 1,
+            "ok": True,
+            "path": str(result.path),
+            "op_type": spec.op_type,
+            "pattern": spec.pattern,
+            "compute": spec.compute,
+            "replaced": result.replaced,
+            "files": list(result.files),
+        }, indent=2))
+        return 0
+    print(f"{green}created{reset} {result.path} ({spec.op_type}: {spec.pattern}, {spec.compute})")
+    for rel in result.files:
+        print(f"  {rel}")
+    print("next: see README.md there (bash build.sh on a machine with CANN, then build torch_binding)")
+    return 0

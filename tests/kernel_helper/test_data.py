@@ -1,0 +1,49 @@
+"""The kernel_helper data files: unique keys, valid enums, every entry sourced."""
+
+from __future__ import annotations
+
+import re
+from string import Template
+
+from ascend_compat.kernel_helper.spec import PATTERNS, _load, computations, dtypes
+
+
+def _placeholders(text: str) -> set[str]:
+    return {m.group("named") or m.group("braced") for m in Template.pattern.finditer(text)
+            if m.group("named") or m.group("braced")}
+
+
+def test_dtypes_are_unique_sourced_and_consistent():
+    entries = _load("dtypes.json")["dtypes"]
+    names = [e["name"] for e in entries]
+    assert len(names) == len(set(names))
+    for entry in entries:
+        assert entry["source"].strip()
+        assert entry["bytes"] in (1, 2, 4)
+        assert re.fullmatch(r"ge::DT_[A-Z0-9]+", entry["ge"])
+        assert entry["kernel"] and entry["msopgen"] and entry["torch"]
+
+
+def test_computations_are_unique_sourced_and_well_formed():
+    entries = _load("computations.json")["computations"]
+    names = [e["name"] for e in entries]
+    assert len(names) == len(set(names))
+    known_dtypes = set(dtypes())
+    allowed_call = {"dst", "in0", "in1", "count", "T", "work"}
+    for entry in entries:
+        assert entry["source"].strip()
+        assert entry["pattern"] in PATTERNS
+        assert entry["inputs"] in (1, 2)
+        assert entry["dtypes"] and set(entry["dtypes"]) <= known_dtypes
+        attrs = {a["name"] for a in entry["attrs"]}
+        assert _placeholders(entry["call"]) <= allowed_call
+        assert _placeholders(entry["torch"]) <= {f"x{i}" for i in range(entry["inputs"])} | attrs
+        for attr in entry["attrs"]:
+            assert attr["type"] in ("float", "int", "bool")
+
+
+def test_every_pattern_has_a_default_computation():
+    from ascend_compat.kernel_helper.spec import DEFAULT_COMPUTE
+
+    for pattern in PATTERNS:
+        assert computations()[DEFAULT_COMPUTE[pattern]]["pattern"] == pattern
