@@ -9,7 +9,7 @@ import traceback
 from typing import Any, Optional
 
 
-def _prepare(backend: Optional[str], report: bool) -> None:
+def _prepare(backend: Optional[str], report: bool, dtype_policy: Optional[str] = None) -> None:
     if os.environ.get("ASCEND_COMPAT_SIMULATE"):
         from ascend_compat import simulate
 
@@ -17,15 +17,15 @@ def _prepare(backend: Optional[str], report: bool) -> None:
     from ascend_compat import cuda_shim
 
     cuda_shim.set_reporting(report)
-    target = cuda_shim.activate(backend)
+    target = cuda_shim.activate(backend, dtype_policy=dtype_policy)
     if report:
         reason = cuda_shim.noop_reason()
         where = f"CUDA -> {target}" if target else f"inactive ({reason})"
         print(f"ascend-compat: {where}", file=sys.stderr, flush=True)
 
 
-def print_report(stream: Any = None) -> None:
-    """The redirections that ran, most frequent first."""
+def print_report(stream: Any = None, fallback: Any = None) -> None:
+    """The redirections that ran, most frequent first; dtype substitutions; the CPU-fallback summary if given."""
     from ascend_compat import cuda_shim
 
     stream = stream or sys.stderr
@@ -45,6 +45,16 @@ def print_report(stream: Any = None) -> None:
         print("ascend-compat library patches:", file=stream)
         for name, state in sorted(done.items()):
             print(f"  {name}: {state}", file=stream)
+    from ascend_compat.cuda_shim import dtype_policy
+
+    rows = dtype_policy.substitutions()
+    if rows:
+        print(f"ascend-compat dtype policy '{dtype_policy.current_policy()}':", file=stream)
+        for row in rows:
+            change = f"{row['from']} -> {row['to']}" if row["from"] != row["to"] else f"{row['from']} kept"
+            print(f"  {row['count']:>8}  {change}  at {row['site']}", file=stream)
+    if fallback is not None:
+        print(fallback.format(), file=stream)
     stream.flush()
 
 
@@ -54,18 +64,25 @@ def run_target(
     args: list[str],
     backend: Optional[str] = None,
     report: bool = False,
+    dtype_policy: Optional[str] = None,
 ) -> int:
     """Run ``script`` (a path) or ``module`` with ``args`` as ``sys.argv[1:]``; return the exit code.
 
     Behaves like the interpreter: ``__name__ == "__main__"``, ``__file__`` set, the script's directory first on
-    ``sys.path``, ``SystemExit`` codes honoured and uncaught exceptions printed with exit code 1.
+    ``sys.path``, ``SystemExit`` codes honoured and uncaught exceptions printed with exit code 1. With ``report``,
+    the CPU-fallback monitor runs too and everything is summarised on stderr at exit.
     """
-    _prepare(backend, report)
+    _prepare(backend, report, dtype_policy)
+    monitor = None
+    if report:
+        from ascend_compat.doctor.fallback import FallbackMonitor
+
+        monitor = FallbackMonitor().start()
     try:
         return _run(script, module, args)
     finally:
         if report:
-            print_report()
+            print_report(fallback=monitor.stop() if monitor is not None else None)
 
 
 def _run(script: Optional[str], module: Optional[str], args: list[str]) -> int:

@@ -12,7 +12,7 @@ from ascend_compat import __version__
 # One small module per command under ascend_compat.cli, each with add_parser(sub) and a main; the order is the
 # order of `--help`. `run` is dispatched before argparse (it takes the rest of the line verbatim).
 COMMANDS = (
-    "run", "info", "check", "port", "report", "vllm", "quant", "doctor", "error", "explain", "verify",
+    "run", "info", "check", "port", "report", "vllm", "quant", "doctor", "error", "explain", "audit", "verify",
     "compile", "scaffold",
 )
 

@@ -14,7 +14,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--simulate", choices=["npu"], help="run on the simulated NPU (sets ASCEND_COMPAT_SIMULATE)")
     p.add_argument("--backend", help="target backend (npu, mlu, musa, xpu, mps, cpu); default: detected")
-    p.add_argument("--report", action="store_true", help="print at exit which CUDA calls were redirected")
+    p.add_argument("--report", action="store_true",
+                   help="print at exit which CUDA calls were redirected, dtype substitutions and CPU fallbacks")
+    p.add_argument("--dtype-policy", choices=["keep", "warn", "substitute"],
+                   help="dtypes the device lacks (float64, bf16 on 310P): keep (default), warn, or substitute")
     p.add_argument("-m", dest="module", metavar="MODULE", help="run a library module as a script")
     p.add_argument("target", nargs="?", help="script path (when -m is not given)")
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
@@ -33,10 +36,10 @@ def _split(argv: list[str]) -> tuple[list[str], list[str]]:
         a = argv[i]
         if a == "-m":
             return argv[: i + 2], argv[i + 2 :]
-        if a in ("--simulate", "--backend"):
+        if a in ("--simulate", "--backend", "--dtype-policy"):
             i += 2
             continue
-        if a.startswith(("--simulate=", "--backend=")) or a == "--report":
+        if a.startswith(("--simulate=", "--backend=", "--dtype-policy=")) or a == "--report":
             i += 1
             continue
         if a in ("-h", "--help"):
@@ -54,4 +57,5 @@ def main(argv: list[str]) -> int:
         os.environ["ASCEND_COMPAT_SIMULATE"] = ns.simulate
     from ascend_compat.runner import run_target
 
-    return run_target(script=ns.target, module=ns.module, args=rest, backend=ns.backend, report=ns.report)
+    return run_target(script=ns.target, module=ns.module, args=rest, backend=ns.backend, report=ns.report,
+                      dtype_policy=ns.dtype_policy)

@@ -6,7 +6,8 @@ restores every original exactly. With real CUDA or ROCm present, activation is a
 
 Environment: ``ASCEND_COMPAT_NO_PATCH=1`` (activation does nothing), ``ASCEND_COMPAT_BACKEND`` (override
 detection), ``ASCEND_COMPAT_CUDA_AVAILABLE=auto|true|false``, ``ASCEND_COMPAT_CUDA_CAPABILITY`` (default 8.0),
-``ASCEND_COMPAT_LOG_LEVEL=DEBUG``.
+``ASCEND_COMPAT_LOG_LEVEL=DEBUG``, ``ASCEND_COMPAT_DTYPE_POLICY=keep|warn|substitute`` (dtypes the device lacks:
+see :mod:`ascend_compat.cuda_shim.dtype_policy`).
 """
 
 from __future__ import annotations
@@ -39,13 +40,25 @@ def _configure_logging() -> None:
         devices.DEBUG = level.upper() == "DEBUG"
 
 
-def activate(backend: Optional[str] = None, *, _fail_at: Optional[int] = None) -> Optional[str]:
-    """Activate the shim (nested calls are counted); returns the target device type, or None for a no-op."""
+def activate(
+    backend: Optional[str] = None, *, dtype_policy: Optional[str] = None, _fail_at: Optional[int] = None
+) -> Optional[str]:
+    """Activate the shim (nested calls are counted); returns the target device type, or None for a no-op.
+
+    ``dtype_policy``: ``keep`` (default), ``warn`` or ``substitute`` (see :mod:`ascend_compat.cuda_shim.dtype_policy`;
+    default from ``ASCEND_COMPAT_DTYPE_POLICY``).
+    """
     global _DEPTH, _BACKEND, _NOOP_REASON
     _configure_logging()
+    from ascend_compat.cuda_shim import dtype_policy as dtypes
+
+    if dtype_policy is not None:
+        dtype_policy = dtypes._check(dtype_policy)  # a bad name fails before anything is patched
     with _LOCK:
         if _DEPTH > 0:
             _DEPTH += 1
+            if dtype_policy is not None and _BACKEND is not None:
+                dtypes.after_activation(dtype_policy)
             return _BACKEND.device_type if _BACKEND is not None else None
         if os.environ.get("ASCEND_COMPAT_NO_PATCH", "").lower() in ("1", "true", "yes"):
             _NOOP_REASON = "ASCEND_COMPAT_NO_PATCH is set"
@@ -78,14 +91,22 @@ def activate(backend: Optional[str] = None, *, _fail_at: Optional[int] = None) -
             chosen = _cpu_backend_with_module(chosen, cpu_device)
         from ascend_compat.ecosystem import patching as library_patches
 
+        policy = dtype_policy if dtype_policy is not None else dtypes.policy_from_env()
+        dtypes.suspend_for_activation()  # its patches must sit on top of ours (restore is last-in, first-out)
         try:
             with _LEDGER.transaction():
                 patches.apply(_LEDGER, chosen, fail_at=_fail_at)
                 library_patches.install(_LEDGER, chosen)
         except BaseException:
             library_patches.uninstall()
+            dtypes.after_failed_activation()
             raise
         _BACKEND, _NOOP_REASON, _DEPTH = chosen, None, 1
+        try:
+            dtypes.after_activation(policy)
+        except Exception as exc:  # the dtype checks are an extra: the redirection itself works without them
+            dtypes.uninstall()
+            log.warning("ascend-compat: dtype policy not applied: %s", exc)
         log.info("ascend-compat: redirecting CUDA to %s (%s)", chosen.device_type, found.reason)
         return chosen.device_type
 
@@ -107,9 +128,11 @@ def deactivate() -> None:
             return
         _DEPTH -= 1
         if _DEPTH == 0:
+            from ascend_compat.cuda_shim import dtype_policy as dtypes
             from ascend_compat.ecosystem import patching as library_patches
 
             try:
+                dtypes.uninstall()
                 library_patches.uninstall()
                 _LEDGER.restore()
             finally:
