@@ -1,0 +1,80 @@
+"""What every benchmark does first: the simulated NPU when asked, and a shim that is not already active."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Callable, Optional
+
+SCHEMA_VERSION = 1
+
+Progress = Optional[Callable[[int, int], None]]
+
+
+class BenchError(RuntimeError):
+    """A benchmark that cannot run at all (bad input, missing dependency, shim already active)."""
+
+
+def prepare(simulate: Optional[str]) -> Any:
+    """Install the simulated NPU when ``simulate`` is ``"npu"`` (or ASCEND_COMPAT_SIMULATE says so); return torch."""
+    from ascend_compat import simulate as sim
+
+    if simulate is not None:
+        if simulate != "npu":
+            raise BenchError(f"--simulate {simulate!r}: only 'npu' can be simulated")
+        if not sim.is_installed():
+            sim.install_from_env(default=True)
+    elif os.environ.get("ASCEND_COMPAT_SIMULATE"):
+        sim.install_from_env()
+    import torch
+
+    return torch
+
+
+def require_inactive_shim() -> None:
+    """Shim-on versus shim-off needs the shim off to begin with (its activations are reference counted)."""
+    from ascend_compat import cuda_shim
+
+    if cuda_shim.is_activated():
+        raise BenchError(
+            "the shim is already active in this process (ASCEND_COMPAT_AUTO_ACTIVATE or activate()): the native "
+            "side cannot be measured; run the benchmark in a process where the shim is off"
+        )
+
+
+def activate_or_fail(backend: Optional[str]) -> str:
+    """Activate the shim and return its target device type; a no-op activation is an error here."""
+    from ascend_compat import cuda_shim
+
+    target = cuda_shim.activate(backend)
+    if target is None:
+        reason = cuda_shim.noop_reason()
+        cuda_shim.deactivate()
+        raise BenchError(f"the shim does not activate here ({reason}): nothing to measure")
+    return target
+
+
+def backend_name() -> Optional[str]:
+    from ascend_compat import cuda_shim
+
+    chosen = cuda_shim.active_backend()
+    return None if chosen is None else str(chosen.name)
+
+
+@contextmanager
+def torch_threads(n: Optional[int]) -> Iterator[None]:
+    """``torch.set_num_threads(n)`` for the block only (a benchmark leaves the process as it found it)."""
+    if n is None:
+        yield
+        return
+    if n < 1:
+        raise BenchError("--threads must be at least 1")
+    import torch
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
