@@ -44,8 +44,7 @@ def test_fixture(case: Path) -> None:
 
 def test_every_dependency_rule_is_exercised() -> None:
     codes = {ln.split()[1] for c in CASES for ln in _expected(c)}
-    # AC703 (covered by an ascend-compat drop-in) has no package until the flash_attn drop-in exists.
-    assert codes == DEP_CODES - {"AC703"}
+    assert codes == DEP_CODES
 
 
 def test_dependency_rules_are_registered() -> None:
@@ -151,7 +150,10 @@ def test_imports_map_to_packages() -> None:
 
 
 @pytest.mark.parametrize("module,code", [
-    ("flash_attn", "AC702"),
+    ("flash_attn", "AC703"),
+    ("flash_attn.layers.rotary", "AC703"),
+    ("flash_attn.modules.mha", "AC702"),  # not in the drop-in
+    ("flash_attn.ops.triton.layer_norm", "AC702"),
     ("xformers.ops", "AC702"),
     ("triton", "AC702"),
     ("pynvml", "AC702"),
@@ -186,7 +188,7 @@ def test_data_covers_the_packages_the_issue_names() -> None:
                  "megatron-core", "torchvision", "torchaudio", "accelerate", "transformers", "peft", "causal-conv1d",
                  "mamba-ssm", "liger-kernel", "unsloth", "auto-gptq", "autoawq"):
         assert name in names
-    assert deps.lookup("flash-attn").status == "alternative"
+    assert deps.lookup("flash-attn").status == "shim"  # ascend_compat.ecosystem.flash_attn
     assert deps.lookup("vllm").alternative.startswith("vllm-ascend")
 
 

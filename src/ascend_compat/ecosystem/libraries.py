@@ -61,6 +61,8 @@ def report() -> list[dict[str, Any]]:
                 pass
             else:
                 row["triton"] = triton.detect()
+                # triton-ascend installs the ``triton`` package under its own distribution name.
+                row["version"] = row["version"] or row["triton"]["distributions"].get("triton-ascend")
         rows.append(row)
     return rows
 
@@ -76,6 +78,9 @@ def render(rows: list[dict[str, Any]]) -> list[str]:
             lines.append(f"    handled by the library: {note}")
         for p in row["patches"]:
             lines.append(f"    patch {p['name']}: {p['state']}")
-        if "triton" in row and row["triton"].get("advice"):
-            lines.append(f"    {row['triton']['advice']}")
+        if "triton" in row:
+            if row["triton"].get("summary") and row["triton"].get("status") != "not-installed":
+                lines.append(f"    {row['triton']['summary']}")
+            if row["triton"].get("advice"):
+                lines.append(f"    {row['triton']['advice']}")
     return lines

@@ -18,6 +18,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Callable, Optional
 
+from ascend_compat.migrate import flashattn
 from ascend_compat.migrate.model import FileFailed, FileResult, FileScanned, FileSkipped, Finding, Rule, register_rules
 
 try:  # packaging parses PEP 508 exactly; the small fallback below only needs names, extras and pins.
@@ -165,6 +166,9 @@ def import_finding(path: str, module: str, line: int, col: int) -> Optional[Find
     info = lookup_import(module)
     if info is None:
         return None
+    if info.status == "shim" and flashattn.is_flash_attn(module) and module not in flashattn.drop_in_modules():
+        return Finding("AC702", path, line, col, f"`import {module}` ({info.name}): ascend-compat's drop-in has no "
+                       f"`{module}`", api=info.name, alternative=flashattn.UNCOVERED_ALTERNATIVE, fixable=False)
     if info.cuda_runtime:
         code = "AC706"
     else:

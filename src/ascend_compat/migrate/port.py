@@ -218,14 +218,17 @@ def port_source(path: str, text: str, mode: str = "native", line: str = apidb.DE
         new, lineno, _ = inserted
         changes = [Change(path, lineno, "", "; ".join(SHIM_LINES), "SHIM")]
     else:
-        new, changes = apply_edits(text, code_findings, path)
+        # Import rewrites onto ascend-compat's drop-ins are dependency findings (AC703) that carry edits.
+        rewrites = [f for f in scanned.findings if f.rule.language != "python" and f.edits]
+        new, changes = apply_edits(text, code_findings + rewrites, path)
         unfixed = [f for f in code_findings if not f.edits]
         if not changes:
             return PortSkip(path, "nothing port can rewrite" if unfixed else "no CUDA-specific code", unfixed)
         # Everything but the visible-devices variable needs torch_npu imported (npu device, hccl, torch.npu).
         # It goes right after the file's own ``import torch``; a file that does not import torch gets none (the
         # program imports torch_npu where it imports torch).
-        needs_npu = any(code != "AC111" for c in changes for code in c.code.split(","))
+        # The drop-ins import torch_npu themselves.
+        needs_npu = any(code not in ("AC111", "AC703") for c in changes for code in c.code.split(","))
         imports = scanned.imports
         if needs_npu and "torch" in imports and "torch_npu" not in imports and not _has_activation(tree, imports):
             try:
@@ -313,6 +316,7 @@ def planned_changes(result: ScanResult) -> list[Change]:
     by_path = {f.path: f for f in result.files}
     changes: list[Change] = []
     for path, text in texts_with_fixes(result).items():
-        findings = [x for x in by_path[path].findings if x.rule.language == "python"]  # type: ignore[union-attr]
+        findings = [x for x in by_path[path].findings  # type: ignore[union-attr]
+                    if x.rule.language == "python" or x.edits]
         changes.extend(apply_edits(text, findings, path)[1])
     return changes

@@ -1,6 +1,7 @@
 """The Python scanner's rules: stable codes, what each finds, and what a user should do about it.
 
-Codes are stable: AC1xx device placement, AC2xx AMP, AC3xx distributed, AC4xx attention and custom kernels,
+Codes are stable: AC1xx device placement, AC2xx AMP, AC3xx distributed, AC4xx attention and custom kernels
+(AC420-AC424: Triton kernels against triton-ascend's restrictions, checked by ``pytriton.py``),
 AC5xx flags, probes, graphs, profiling and compilation, AC8xx torch API support on the NPU. C/C++ rules are
 AC6xx (``cxx.py``) and dependency rules AC7xx (``deps.py``).
 """
@@ -51,8 +52,10 @@ PY_RULES = (
     _R("AC302", "nccl-env", "distributed", "note", "NCCL environment variable has no effect on HCCL",
        "HCCL_* settings (e.g. HCCL_CONNECT_TIMEOUT, HCCL_SOCKET_IFNAME, HCCL_BUFFSIZE)", False, False,
        "easy", 0.1),
-    _R("AC401", "flash-attn-call", "attention", "warning", "flash_attn kernel call",
-       "torch_npu.npu_fusion_attention (or F.scaled_dot_product_attention)", False, False, "medium", 0.5),
+    _R("AC401", "flash-attn-call", "attention", "note", "flash_attn kernel call",
+       "runs on ascend-compat's flash_attn drop-in (torch_npu.npu_fusion_attention) under the shim or after "
+       "`port --mode native` rewrites the import; check the options it documents as unsupported", True, False,
+       "easy", 0.1),
     _R("AC402", "sdp-backend-flags", "attention", "note", "CUDA SDPA backend selection",
        "no effect on NPU; torch_npu dispatches scaled_dot_product_attention to its fused kernel", True, False,
        "easy", 0.05),
@@ -61,6 +64,26 @@ PY_RULES = (
     _R("AC410", "triton-kernel", "custom_kernel", "warning", "Triton kernel",
        "triton-ascend (Triton for Ascend); retune block sizes, no warp-level assumptions", False, False,
        "medium", 1.0),
+    # Triton kernels against triton-ascend's restrictions (sources: data/triton_ascend.json).
+    _R("AC420", "triton-inline-asm", "custom_kernel", "error", "inline assembly in a Triton kernel",
+       "express it with tl ops (bit operations, tl.where, tl.math) or triton-ascend's Ascend extension ops; "
+       "PTX/GCN assembly cannot run on the NPU", False, False, "medium", 1.0),
+    _R("AC421", "triton-cuda-libdevice", "custom_kernel", "error",
+       "CUDA libdevice (or other tl.extra.cuda) call in a Triton kernel",
+       "the core tl.math functions (exp, log, sqrt, erf, ...) or triton-ascend's libdevice "
+       "(triton.language.extra.cann.libdevice; triton.language.extra.ascend.libdevice in 3.2.0)", False, False,
+       "easy", 0.25),
+    _R("AC422", "triton-dot-dtype", "custom_kernel", "warning",
+       "tl.dot with a dtype or input precision triton-ascend does not take",
+       "int8, fp16, bf16 or fp32 operands with an fp32 (int32 for int8) accumulator; input_precision=\"hf32\" or "
+       "\"ieee\" instead of tf32", False, False, "medium", 0.5),
+    _R("AC423", "triton-grid-limit", "custom_kernel", "error", "Triton launch with more than 65535 programs",
+       "fewer, larger programs: raise BLOCK_SIZE so the grid stays <= 65535 or loop over tiles inside each program "
+       "(or TRITON_ALL_BLOCKS_PARALLEL=1 when programs are independent)", False, False, "easy", 0.25),
+    _R("AC424", "triton-non-adjacent-permute", "custom_kernel", "warning",
+       "tl.permute/tl.trans of non-adjacent axes in a Triton kernel",
+       "load the data in the order the kernel needs (swap the strides or make_block_ptr's order) or compose "
+       "swaps of adjacent axes", False, False, "medium", 0.5),
     _R("AC411", "cuda-extension", "custom_kernel", "error", "custom CUDA extension build",
        "torch_npu.utils.cpp_extension.NpuExtension with Ascend C kernels", False, False, "hard", 5.0),
     _R("AC412", "numba-cuda-kernel", "custom_kernel", "error", "numba.cuda kernel",

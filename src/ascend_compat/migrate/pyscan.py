@@ -17,7 +17,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Callable, Optional
 
-from ascend_compat.migrate import apidb, deps, pyrules  # noqa: F401  (pyrules registers the rules)
+from ascend_compat.migrate import apidb, deps, flashattn, pyrules, pytriton  # noqa: F401  (pyrules: the rules)
 from ascend_compat.migrate.model import Edit, FileFailed, FileResult, FileScanned, Finding
 
 # The tree walk looks for code no file can contain without one of these substrings (``.cuda()``, "nccl",
@@ -175,6 +175,15 @@ def _statements(tree: ast.Module) -> tuple[list[ast.stmt], set[int], set[str]]:
     return imports, docstrings, defined
 
 
+def _imported_modules(node: ast.stmt) -> list[str]:
+    """The absolute modules an import statement names (relative imports name the file's own package)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+        return [node.module]
+    return []
+
+
 class _Scanner:
     def __init__(self, path: str, text: str, tree: ast.Module, line: str) -> None:
         self.path = path
@@ -281,7 +290,14 @@ class _Scanner:
     def run(self) -> None:
         self.collect_imports()
         reported: set[str] = set()
+        flash = [n for n in self.import_nodes if any(flashattn.is_flash_attn(m) for m in _imported_modules(n))]
+        if flash:
+            info = deps.lookup("flash-attn")
+            alternative = info.alternative if info else ""
+            self.findings.extend(flashattn.import_findings(self.path, flash, self.src, alternative))
         for mod, lineno, col in self.import_sites:
+            if flashattn.is_flash_attn(mod):
+                continue  # reported above, with the rewrite onto the drop-in
             f = deps.import_finding(self.path, mod, lineno, self.src.col(lineno, col) + 1)
             if f is not None and f.api not in reported:  # one finding per package per file
                 reported.add(f.api)
@@ -289,6 +305,8 @@ class _Scanner:
         text = self.src.text
         if not any(t in text for t in TRIGGERS):
             return
+        if pytriton.imports_triton(self.aliases):
+            pytriton.TritonChecks(self).run()
         self._walk([self.tree])
         self.uncouple()
 

@@ -1,0 +1,121 @@
+"""The Triton rules (AC420-AC424) beyond the fixture corpus: their data, and precision on what is not evident."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib import resources
+
+import pytest
+
+from ascend_compat.migrate import pytriton
+from ascend_compat.migrate.model import RULES
+from ascend_compat.migrate.pyscan import scan_python
+
+TRITON_CODES = {"AC420", "AC421", "AC422", "AC423", "AC424"}
+HEADER = "import triton\nimport triton.language as tl\n\n"
+
+
+def _codes(body: str) -> list[str]:
+    return [f.code for f in scan_python("k.py", HEADER + body).findings if f.code in TRITON_CODES]
+
+
+def test_every_triton_rule_is_registered_and_sourced_in_the_data() -> None:
+    data = json.loads((resources.files("ascend_compat.migrate") / "data" / "triton_ascend.json").read_text("utf-8"))
+    assert set(data["rules"]) == TRITON_CODES
+    for code, entry in data["rules"].items():
+        assert entry["source"].strip() and entry["what"].strip(), code
+        rule = RULES[code]
+        assert rule.language == "python" and rule.category == "custom_kernel" and rule.alternative
+        assert not rule.fixable and not rule.shim_handles  # a kernel needs a person
+    lim = pytriton.limits()
+    assert lim.max_programs == 65535 and lim.dot_operand_dtypes <= lim.tl_dtypes and lim.dot_out_dtypes <= lim.tl_dtypes
+    assert "tf32" not in lim.dot_input_precisions and lim.sources.keys() == TRITON_CODES
+
+
+@pytest.mark.parametrize("perm,flagged", [
+    ([1, 0], False), ([0, 2, 1], False), ([1, 0, 2], False), ([0, 1, 2], False), ([0, 1, 3, 2], False),
+    ([2, 1, 0], True), ([1, 2, 0], True), ([2, 0, 1], True), ([0, 3, 2, 1], True), ([1, 0, 3, 2], True),
+    ([0, 0, 1], False),  # not a permutation: left to Triton's own error
+])
+def test_non_adjacent(perm: list[int], flagged: bool) -> None:
+    assert pytriton.non_adjacent(perm) is flagged
+
+
+def test_nothing_outside_a_kernel_is_checked() -> None:
+    body = (
+        "def helper(x, a, b):\n"
+        "    y = tl.permute(x, (2, 1, 0))\n"
+        "    return tl.dot(a.to(tl.float8e5), b, allow_tf32=True), tl.inline_asm_elementwise('', '', [x])\n"
+    )
+    assert _codes(body) == []
+
+
+def test_grids_known_only_at_run_time_are_not_flagged() -> None:
+    body = (
+        "@triton.jit\n"
+        "def k(x, BLOCK: tl.constexpr):\n"
+        "    pass\n\n"
+        "N = 1 << 30\n\n"
+        "def launch(x, n, grid):\n"
+        "    k[grid](x, BLOCK=1)\n"
+        "    k[(n,)](x, BLOCK=1)\n"
+        "    k[(triton.cdiv(n, 4),)](x, BLOCK=4)\n"
+        "    k[lambda meta: (triton.cdiv(N, meta['BLOCK']),)](x, BLOCK=1 << 20)\n"  # 1024 programs
+        "    k[lambda meta: (triton.cdiv(N, meta['BLOCK']),)](x, **opts)\n"
+        "    g = (1 << 20,)\n"
+        "    g = (1,)\n"  # bound twice: not evident
+        "    k[g](x, BLOCK=1)\n"
+        "\n"
+        "def rebinding(k, x):\n"
+        "    k[(1 << 20,)](x)\n"  # a parameter named like the kernel
+        "\n"
+        "class Launcher:\n"
+        "    SIZE = 1 << 20\n"
+        "    def go(self, x, SIZE=4):\n"
+        "        k[(SIZE,)](x, BLOCK=1)\n"  # the parameter, not the class attribute
+        "    def go2(self, x):\n"
+        "        k[(SIZE,)](x, BLOCK=1)\n"  # a class attribute is not visible here
+    )
+    assert _codes(body) == []
+
+
+def test_grid_limit_counts_every_dimension_and_names_bound_once() -> None:
+    body = (
+        "@triton.autotune(configs=[], key=['n'])\n"
+        "@triton.jit\n"
+        "def k(x, n, BLOCK: tl.constexpr):\n"
+        "    pass\n\n"
+        "ROWS: int = 4096\n\n"
+        "def launch(x):\n"
+        "    cols = ROWS // 128\n"
+        "    k[(ROWS, cols)](x, 1, BLOCK=1)\n"  # 4096 * 32 programs
+        "    k[(ROWS, 16)](x, 1, BLOCK=1)\n"  # 65536 programs
+        "    k[(ROWS, 15)](x, 1, BLOCK=1)\n"  # 61440: fine
+    )
+    found = [(f.line, f.code, f.message) for f in scan_python("k.py", HEADER + body).findings if f.code == "AC423"]
+    assert [(line, code) for line, code, _ in found] == [(13, "AC423"), (14, "AC423")]
+    assert "131072 programs (4096 x 32)" in found[0][2] and "65535" in found[0][2]
+
+
+def test_dot_operands_bound_in_the_kernel_and_aliases() -> None:
+    body = (
+        "from triton.language import dot as matmul, float8e4nv\n\n"
+        "@triton.jit\n"
+        "def k(a_ptr, b_ptr, DT: tl.constexpr):\n"
+        "    a = tl.load(a_ptr).to(float8e4nv)\n"
+        "    b = tl.load(b_ptr).to(DT)\n"  # a constexpr dtype: not evident
+        "    c = matmul(a, b)\n"
+        "    d = tl.dot(b, b, input_precision='tf32x3')\n"
+        "    e = tl.dot(b, b, input_precision=PREC)\n"
+    )
+    assert _codes(body) == ["AC422", "AC422"]
+
+
+def test_list_rules_names_the_triton_rules() -> None:
+    out = subprocess.run([sys.executable, "-m", "ascend_compat", "check", "--list-rules"], capture_output=True,
+                         text=True, timeout=120).stdout
+    for code in sorted(TRITON_CODES):
+        assert code in out
+    assert "triton-grid-limit" in out
