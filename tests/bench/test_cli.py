@@ -66,6 +66,19 @@ def test_ops_and_model_on_the_simulated_npu(tmp_path):
     assert [r["shim"] for r in csv.DictReader(out_csv.open())] == ["off", "on"]
 
 
+def test_model_takes_the_factory_verify_model_takes(tmp_path):
+    # One factory for both commands: a script path, called without arguments, returning (model, inputs).
+    script = tmp_path / "make.py"
+    script.write_text("import torch\n\ndef make():\n    torch.manual_seed(0)\n"
+                      "    return torch.nn.Linear(4, 4), torch.randn(3, 4)\n")
+    proc = _bench("model", "--simulate", "npu", "--factory", f"{script}:make", "--steps", "2", "--warmup", "0",
+                  "--json")  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["settings"]["factory"] == f"{script}:make"
+    assert report["failed"] == 0 and report["shim_on"]["samples_per_s"] > 0 and report["shim_off"]["samples_per_s"] > 0
+
+
 @pytest.mark.slow
 def test_model_default_gpt2_tiny_with_plot(tmp_path):
     pytest.importorskip("transformers")

@@ -4,18 +4,18 @@ Shim on: the CUDA spelling users write (``model.cuda()``, inputs ``.cuda()``), t
 with the shim active, so every factory, ``.to`` and device call inside the model goes through it. Shim off: the
 same model placed natively on the target. Both sides start from the same weights and alternate in rounds.
 
-A factory (``--factory module:fn``) is called as ``fn(batch_size)`` and returns ``(model, inputs)``: ``inputs``
-a tensor, a tuple of tensors (positional arguments) or a dict (keyword arguments), built on the CPU.
+A factory (``--factory module:fn`` or ``script.py:fn``) is called as ``fn(batch_size)`` (or ``fn()`` when it takes
+no argument, as ``verify model`` calls it) and returns ``(model, inputs)``: ``inputs`` a tensor, a tuple of tensors
+(positional arguments) or a dict (keyword arguments), built on the CPU.
 """
 
 from __future__ import annotations
 
 import copy
-import importlib
-import sys
 import time
 from typing import Any, Callable, Optional
 
+from ascend_compat._factories import takes_an_argument
 from ascend_compat.bench._common import (
     SCHEMA_VERSION,
     BenchError,
@@ -57,21 +57,13 @@ def gpt2_tiny(batch_size: int, seq_len: int = 32) -> tuple[Any, dict[str, Any]]:
 
 
 def load_factory(spec: str) -> Callable[..., Any]:
-    """``package.module:function`` to the function (the working directory is importable, as for ``python -m``)."""
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise BenchError(f"--factory {spec!r}: expected module:function")
-    if "" not in sys.path and "." not in sys.path:
-        sys.path.insert(0, "")
+    """``package.module:fn`` or ``path/to/script.py:fn`` to the function (see :mod:`ascend_compat._factories`)."""
+    from ascend_compat._factories import load_callable
+
     try:
-        obj: Any = importlib.import_module(module_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise BenchError(f"--factory {spec!r}: {exc}") from None
-    if not callable(obj):
-        raise BenchError(f"--factory {spec!r} is not callable")
-    return obj  # type: ignore[no-any-return]
+        return load_callable(spec)
+    except ValueError as exc:
+        raise BenchError(f"--factory {exc}") from None
 
 
 def _move(obj: Any, fn: Callable[[Any], Any]) -> Any:
@@ -148,7 +140,8 @@ def run(
             base, inputs = gpt2_tiny(batch, seq_len)
         else:
             try:
-                made = load_factory(factory)(batch)
+                fn = load_factory(factory)
+                made = fn(batch) if takes_an_argument(fn) else fn()
             except BenchError:
                 raise
             except Exception as exc:

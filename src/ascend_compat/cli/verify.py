@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import json
-import os
 import sys
 from typing import Any
 
@@ -88,41 +85,13 @@ def _ops(args: argparse.Namespace) -> int:
     return 0 if report.ok else EXIT_FAILED
 
 
-def load_factory(spec: str) -> Any:
-    """``path/to/script.py:name`` or ``package.module:name`` -> the callable. Raises ValueError with the reason."""
-    source, sep, name = spec.rpartition(":")
-    if not sep or not source or not name:
-        raise ValueError(f"{spec!r}: expected SCRIPT_OR_MODULE:FACTORY (e.g. model.py:make_model)")
-    if source.endswith(".py") or os.path.sep in source or os.path.isfile(source):
-        path = os.path.abspath(source)
-        if not os.path.isfile(path):
-            raise ValueError(f"{source}: no such file")
-        sys.path.insert(0, os.path.dirname(path))  # the script's own imports of its neighbours
-        module_spec = importlib.util.spec_from_file_location("_ascend_compat_verify_target", path)
-        if module_spec is None or module_spec.loader is None:
-            raise ValueError(f"{source}: cannot be loaded as a Python file")
-        module = importlib.util.module_from_spec(module_spec)
-        module_spec.loader.exec_module(module)
-    else:
-        sys.path.insert(0, os.getcwd())
-        try:
-            module = importlib.import_module(source)
-        except ImportError as exc:
-            raise ValueError(f"{source}: cannot import ({exc})") from exc
-    factory = getattr(module, name, None)
-    if factory is None:
-        raise ValueError(f"{source} has no {name!r}")
-    if not callable(factory):
-        raise ValueError(f"{source}:{name} is not callable")
-    return factory
-
-
 def _model(args: argparse.Namespace) -> int:
+    from ascend_compat._factories import load_callable
     from ascend_compat.cli._common import use_color
     from ascend_compat.verify import model
 
     try:
-        factory = load_factory(args.factory)
+        factory = load_callable(args.factory)
         built = model.build(factory, seed=args.seed)
     except Exception as exc:  # the user's script: any error is a usage problem, reported in one line
         print(f"ascend-compat verify model: {type(exc).__name__}: {exc}", file=sys.stderr)

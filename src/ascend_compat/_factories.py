@@ -1,0 +1,60 @@
+"""Load a user's model factory named on the command line (``verify model``, ``bench model --factory``)."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+from typing import Any, Callable
+
+
+def load_callable(spec: str) -> Callable[..., Any]:
+    """``path/to/script.py:name`` or ``package.module:name`` (``name`` may be dotted) -> the callable.
+
+    A script is loaded from its file with its directory first on ``sys.path`` (its own imports of neighbours work);
+    a module is imported with the working directory importable, as ``python -m`` does. Raises ValueError saying
+    what is wrong.
+    """
+    source, sep, name = spec.rpartition(":")
+    if not sep or not source or not name:
+        raise ValueError(f"{spec!r}: expected SCRIPT_OR_MODULE:FACTORY (e.g. model.py:make_model)")
+    if source.endswith(".py") or os.path.sep in source or os.path.isfile(source):
+        path = os.path.abspath(source)
+        if not os.path.isfile(path):
+            raise ValueError(f"{source}: no such file")
+        sys.path.insert(0, os.path.dirname(path))
+        module_spec = importlib.util.spec_from_file_location("_ascend_compat_factory", path)
+        if module_spec is None or module_spec.loader is None:
+            raise ValueError(f"{source}: cannot be loaded as a Python file")
+        obj: Any = importlib.util.module_from_spec(module_spec)
+        module_spec.loader.exec_module(obj)
+    else:
+        if os.getcwd() not in sys.path and "" not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        try:
+            obj = importlib.import_module(source)
+        except ImportError as exc:
+            raise ValueError(f"{source}: cannot import ({exc})") from exc
+    for part in name.split("."):
+        if not hasattr(obj, part):
+            raise ValueError(f"{source} has no {name!r}")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise ValueError(f"{source}:{name} is not callable")
+    return obj  # type: ignore[no-any-return]
+
+
+def takes_an_argument(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` can be called with one positional argument (a batch size), so one factory serves both
+    ``verify model`` (called with none) and ``bench model`` (called with the batch size when it takes it)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # builtins without a signature: assume the documented bench form
+        return True
+    try:
+        sig.bind(0)
+    except TypeError:
+        return False
+    return True
