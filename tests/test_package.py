@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -34,6 +35,37 @@ def _cli(*args: str, env: dict[str, str] | None = None, cwd=None):
 def test_version_and_help():
     assert _cli("--version").stdout.startswith("ascend-compat ")
     assert "run" in _cli("--help").stdout
+
+
+def test_every_command_is_registered_cheaply_and_reports_offer_json():
+    # Building the whole CLI imports each command module: that must not import torch (commands like `error`
+    # and `doctor` must work where torch is broken), and every reporting command takes --json.
+    proc = run_python(
+        """
+        import argparse, json, sys
+        from ascend_compat.cli.main import COMMANDS, build_parser
+        parser = build_parser()
+        assert "torch" not in sys.modules
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        def leaves(name, p):
+            inner = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
+            if not inner:
+                return [(name, p)]
+            return [leaf for n, q in inner[0].choices.items() for leaf in leaves(f"{name} {n}", q)]
+        out = {}
+        for command in COMMANDS:
+            for name, p in leaves(command, sub.choices[command]):
+                out[name] = any("--json" in a.option_strings for a in p._actions)
+        print(json.dumps([list(sub.choices), out]))
+        """
+    )
+    assert proc.returncode == 0, proc.stderr
+    registered, has_json = json.loads(proc.stdout)
+    from ascend_compat.cli.main import COMMANDS
+
+    assert registered == list(COMMANDS)
+    # `run` runs a program; every other command reports (scaffold: what it wrote).
+    assert [name for name, ok in has_json.items() if not ok] == ["run"]
 
 
 def test_run_behaves_like_python(tmp_path):
