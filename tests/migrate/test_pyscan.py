@@ -69,3 +69,19 @@ def test_non_ascii_columns_are_characters() -> None:
     (f,) = [f for f in result.findings if f.code == "AC101"]
     line = 't = ("é", torch.ones(1).cuda())'
     assert f.col == line.index("torch.ones") + 1  # the call expression starts there, counted in characters
+
+
+@pytest.mark.parametrize("call, method_id", [
+    ("AutoModelForCausalLM.from_pretrained('m', load_in_8bit=True)", "bitsandbytes-8bit"),
+    ("BitsAndBytesConfig(load_in_4bit=True)", "bitsandbytes-4bit"),
+    ("GPTQConfig(bits=4)", "gptq"),
+])
+def test_quantization_findings_are_judged_by_the_quant_table(call: str, method_id: str) -> None:
+    from ascend_compat.ecosystem import quantization
+
+    src = f"from transformers import AutoModelForCausalLM, BitsAndBytesConfig, GPTQConfig\nx = {call}\n"
+    (finding,) = [f for f in scan_python("q.py", src).findings if f.code == "AC508"]
+    method = quantization.get(method_id)
+    assert method.name in finding.message
+    assert finding.alternative == method.alternative
+    assert finding.level == {"yes": "note", "partial": "warning", "no": "error"}[method.ascend]

@@ -2,7 +2,8 @@
 
 Codes are stable: AC1xx device placement, AC2xx AMP, AC3xx distributed, AC4xx attention and custom kernels
 (AC420-AC424: Triton kernels against triton-ascend's restrictions, checked by ``pytriton.py``),
-AC5xx flags, probes, graphs, profiling and compilation, AC8xx torch API support on the NPU. C/C++ rules are
+AC5xx flags, probes, graphs, profiling and compilation (AC508: quantization methods, judged by
+``ecosystem/data/quantization.json``), AC8xx torch API support on the NPU. C/C++ rules are
 AC6xx (``cxx.py``) and dependency rules AC7xx (``deps.py``).
 """
 
@@ -88,6 +89,9 @@ PY_RULES = (
        "torch_npu.utils.cpp_extension.NpuExtension with Ascend C kernels", False, False, "hard", 5.0),
     _R("AC412", "numba-cuda-kernel", "custom_kernel", "error", "numba.cuda kernel",
        "rewrite with torch ops or an Ascend C kernel", False, False, "hard", 2.0),
+    _R("AC508", "quantization-method", "dependency", "warning",
+       "quantization method chosen in code (message, level and alternative come from the quantization table)",
+       "see `ascend-compat quant`: methods vllm-ascend / msModelSlim serve on Ascend", False, False, "medium", 1.0),
     _R("AC501", "cudnn-flags", "blas_dnn", "note", "cuDNN flag (no effect on NPU)",
        "torch.use_deterministic_algorithms(...) for determinism; nothing for benchmark mode", True, False,
        "trivial", 0.0),

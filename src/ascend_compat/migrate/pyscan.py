@@ -25,7 +25,7 @@ from ascend_compat.migrate.model import Edit, FileFailed, FileResult, FileScanne
 # its imports checked, but not walked: a third of a typical package, skipped at the cost of one substring search.
 TRIGGERS = (
     "cuda", "CUDA", "nccl", "NCCL", "nvidia", "nvml", "nvtx", "triton", "torch", "numba", "device_map", ".to(",
-    "flash_attn", "xformers",
+    "flash_attn", "xformers", "load_in_", "quantization", "Config(",
 )
 
 _LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -56,6 +56,10 @@ _ATTN_CALLS = {
     "flash_attn_func", "flash_attn_varlen_func", "flash_attn_qkvpacked_func", "flash_attn_kvpacked_func",
     "flash_attn_varlen_qkvpacked_func", "flash_attn_varlen_kvpacked_func", "flash_attn_with_kvcache",
 }
+# transformers quantization configs whose class alone names the method (BitsAndBytesConfig says 4 or 8 bit only
+# through its load_in_* keyword, which is judged on its own).
+_QUANT_CONFIGS = {"GPTQConfig": "gptq", "AwqConfig": "awq", "FineGrainedFP8Config": "fp8", "GgufConfig": "gguf"}
+_QUANT_LEVEL = {"yes": "note", "partial": "warning", "no": "error"}
 # Names of torch.cuda that torch.npu provides beyond those the shim table calls "direct".
 _NPU_ALSO = {"is_available", "is_bf16_supported", "get_device_properties", "utilization"}
 
@@ -385,6 +389,23 @@ class _Scanner:
             self.add("AC403", node, "xformers memory_efficient_attention", q)
         elif head == "nvtx" and q != head:
             self.add("AC505", node, f"NVTX `{q}`", q)
+        elif head == "transformers" and q.rsplit(".", 1)[-1] in _QUANT_CONFIGS and call is not None:
+            self.quantization({"quant_method": _QUANT_CONFIGS[q.rsplit(".", 1)[-1]]}, node, q)
+        elif head == "vllm" and call is not None:
+            for kw in call.keywords:
+                if kw.arg == "quantization" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
+                    self.quantization({"quant_method": kw.value.value}, kw.value, f"{q}(quantization=...)")
+
+    def quantization(self, section: dict, node: ast.AST, api: str) -> None:
+        """AC508 for a quantization method chosen in code, judged by the table ``ascend-compat quant`` uses."""
+        from ascend_compat.ecosystem import quantization
+
+        method = quantization.lookup(section)
+        if method is None or method.id == "none":
+            return
+        usable = {"yes": "runs on Ascend", "partial": "runs on Ascend only in part", "no": "does not run on Ascend"}
+        self.add("AC508", node, f"{method.name} quantization {usable[method.ascend]}", api,
+                 alternative=method.alternative or "; ".join(method.through), level=_QUANT_LEVEL[method.ascend])
 
     def torch_rules(self, q: str, node: ast.AST, call: Optional[ast.Call]) -> bool:
         """torch.* names (outside torch.cuda) that have a dedicated rule. Returns True when one matched."""
@@ -533,6 +554,9 @@ class _Scanner:
             elif kw.arg == "device_map" and isinstance(kw.value, ast.Constant) and kw.value.value == "auto":
                 self.add("AC113", kw.value, "device_map=\"auto\"", "device_map")
                 self.skip.add(id(kw.value))
+            elif kw.arg in ("load_in_8bit", "load_in_4bit") and isinstance(kw.value, ast.Constant) \
+                    and kw.value.value is True:
+                self.quantization({"quant_method": "bitsandbytes", kw.arg: True}, kw.value, kw.arg)
         fname = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if fname in ("init_process_group", "new_group") and node.args:
             self._backend_literal(node.args[0])
