@@ -189,3 +189,18 @@ def test_context_without_the_shim_and_activation_inside_it(shim, sim):
         assert x.cuda().dtype == torch.float64  # the block's policy is over
         shim.deactivate()
     assert not dp.is_installed() and x.to("npu").dtype == torch.float64
+
+
+def test_dtype_support_data_is_well_formed_and_sourced():
+    import json
+    from importlib import resources
+
+    import torch
+
+    data = json.loads(resources.files("ascend_compat.cuda_shim").joinpath("dtype_support.json").read_text("utf-8"))
+    assert data["schema_version"] == 1 and data["backends"]
+    for backend, dtypes in data["backends"].items():
+        for name, entry in dtypes.items():
+            assert isinstance(getattr(torch, name), torch.dtype), (backend, name)
+            assert entry["status"] in ("limited", "unsupported"), (backend, name)
+            assert entry["note"] and entry["source"], (backend, name)

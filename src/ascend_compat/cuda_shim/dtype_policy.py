@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import json
 import os
 import sys
 import threading
@@ -52,24 +53,13 @@ __all__ = [
 POLICIES = ("keep", "warn", "substitute")
 SUBSTITUTES = {"float64": "float32", "bfloat16": "float16"}
 
-# What each backend supports, by dtype name: "supported", "limited" (works, slowly or on some operators only) or
-# "unsupported". npu bfloat16 comes from the chip profile; anything not listed is "supported".
-_BACKEND_DTYPES: dict[str, dict[str, tuple[str, str, str]]] = {
-    "npu": {
-        "float64": (
-            "limited",
-            "no float64 compute on the AI Core: float64 ops run on the AI CPU (slow) or are rejected",
-            "huggingface/diffusers#10123 (NPU does not support float64; FLUX embeddings moved to float32 on NPU)",
-        ),
-    },
-    "mps": {
-        "float64": (
-            "unsupported",
-            "the MPS framework has no float64",
-            "PyTorch MPS error text quoted in meituan-longcat/LongCat-Image#21",
-        ),
-    },
-}
+# What each backend lacks or limits, by dtype name ("supported" when not listed): dtype_support.json.
+@functools.lru_cache(maxsize=1)
+def _backend_dtypes() -> dict[str, dict[str, dict[str, str]]]:
+    from importlib import resources
+
+    text = resources.files("ascend_compat.cuda_shim").joinpath("dtype_support.json").read_text("utf-8")
+    return json.loads(text)["backends"]
 
 
 class DtypePolicyWarning(UserWarning):
@@ -106,8 +96,8 @@ def device_dtype_support(device_type: str, chip: Optional[str] = None) -> dict[s
     ``chip`` picks a simulated chip profile (``910B``, ``910B4``, ``310P``); by default the running simulator's
     chip, else what a loaded torch_npu reports (``torch.npu.is_bf16_supported()``).
     """
-    table = _BACKEND_DTYPES.get(device_type, {})
-    out = {name: DtypeSupport(name, status, note, src) for name, (status, note, src) in table.items()}
+    table = _backend_dtypes().get(device_type, {})
+    out = {name: DtypeSupport(name, e["status"], e["note"], e["source"]) for name, e in table.items()}
     if device_type == "npu":
         bf16 = _chip_bf16(chip)
         if bf16 is None and chip is None and "torch_npu" in sys.modules:
