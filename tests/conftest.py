@@ -6,11 +6,13 @@ one installation (2 devices, 910B); tests of other configurations run in their o
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -56,3 +58,12 @@ def run_python(code: str, env: dict[str, str] | None = None, timeout: int = 300,
         timeout=timeout,
         cwd=cwd,
     )
+
+
+def load_tool(name: str) -> ModuleType:
+    """A data generator under ``tools/`` (not a package) as a module, e.g. ``load_tool("build_cann_errors")``."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

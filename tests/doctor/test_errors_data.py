@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from importlib import resources
@@ -12,6 +11,7 @@ from typing import Any
 import pytest
 
 from ascend_compat.doctor import errors
+from tests.conftest import load_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = Path("/work/shared/reference/cann_error_codes.json")
@@ -128,15 +128,7 @@ def test_texts_are_our_own_wording() -> None:
     assert not copied, copied[:5]
 
 
-def _generator() -> Any:
-    spec = importlib.util.spec_from_file_location("build_cann_errors", ROOT / "tools" / "build_cann_errors.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @needs_reference
 def test_committed_data_is_what_the_generator_builds() -> None:
-    gen = _generator()
+    gen = load_tool("build_cann_errors")
     assert gen.render(gen.build(REFERENCE)) == DATA_TEXT

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from ascend_compat.migrate import apidb
+from tests.conftest import load_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = Path("/work/shared/reference/torch_npu_api_support")
@@ -152,17 +151,9 @@ def test_loading_is_lazy() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def _generator() -> Any:
-    spec = importlib.util.spec_from_file_location("build_api_support", ROOT / "tools" / "build_api_support.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @needs_reference
 def test_committed_data_is_what_the_generator_builds() -> None:
-    gen = _generator()
+    gen = load_tool("build_api_support")
     assert gen.render(gen.build(REFERENCE)) == gen.OUT.read_text(encoding="utf-8")
 
 

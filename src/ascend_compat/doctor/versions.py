@@ -18,7 +18,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional, TypeVar
+
+T = TypeVar("T")
 
 __all__ = [
     "CannVersion",
@@ -33,6 +35,16 @@ _PRE_STAGE = {"alpha": 0, "beta": 1, "b": 1}
 #: Ordering of the third component: test build < release candidate < release.
 _STAGE_T, _STAGE_RC, _STAGE_RELEASE = 0, 1, 2
 _FINAL = 9  # sorts after every pre-release stage
+
+
+def _or_none(parse: Callable[[str], T], text: Optional[str]) -> Optional[T]:
+    """``parse(text)``, or None for an empty text or one that does not parse."""
+    if not text:
+        return None
+    try:
+        return parse(text)
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True, order=False)
@@ -77,12 +89,7 @@ class CannVersion:
     @classmethod
     def try_parse(cls, text: Optional[str]) -> Optional[CannVersion]:
         """Like :meth:`parse`, None instead of an error."""
-        if not text:
-            return None
-        try:
-            return cls.parse(text)
-        except ValueError:
-            return None
+        return _or_none(cls.parse, text)
 
     @property
     def series(self) -> tuple[int, int]:
@@ -160,12 +167,8 @@ class PyVersion:
 
     @classmethod
     def try_parse(cls, text: Optional[str]) -> Optional[PyVersion]:
-        if not text:
-            return None
-        try:
-            return cls.parse(text)
-        except ValueError:
-            return None
+        """Like :meth:`parse`, None instead of an error."""
+        return _or_none(cls.parse, text)
 
     @property
     def public(self) -> str:
