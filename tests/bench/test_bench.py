@@ -231,7 +231,7 @@ def test_model_factory_train_step_on_cpu_fallback(sim):
 @pytest.mark.parametrize(
     "factory, match",
     [
-        ("tests.bench.factories", "module:function"),
+        ("tests.bench.factories", "SCRIPT_OR_MODULE:FACTORY"),
         ("tests.bench.no_such_module:mlp", "No module named"),
         ("tests.bench.factories:not_a_pair", r"must return \(torch.nn.Module, inputs\)"),
         ("tests.bench.factories:broken", "factory exploded"),
