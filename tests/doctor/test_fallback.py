@@ -67,6 +67,46 @@ def test_simulated_unsupported_op_is_counted_and_timed(unsupported, sim):
     assert monitor.counts() == {"aten::nonzero": 3}
 
 
+def test_the_same_op_on_cpu_tensors_is_not_a_fallback(unsupported, sim):
+    torch = sim
+    from ascend_compat.doctor.fallback import fallback_monitor
+
+    unsupported("aten::nonzero")
+    host = torch.tensor([0.0, 1.0, 2.0, 0.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        with fallback_monitor(timing=True) as monitor:
+            for _ in range(5):
+                torch.nonzero(host)  # pre-processing on the CPU: no NPU kernel was missing
+            torch.nonzero(host.to("npu"))
+    (entry,) = monitor.summary().ops
+    assert entry.count == 1 and entry.timed_calls == 1
+
+
+def test_a_dispatch_mode_left_entered_by_user_code_is_not_popped_instead_of_ours(unsupported, sim):
+    from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode
+
+    from ascend_compat.doctor.fallback import FallbackMonitor
+
+    class Leaked(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    unsupported("aten::nonzero")
+    monitor = FallbackMonitor(timing=True).start()
+    leaked = Leaked()
+    leaked.__enter__()
+    try:
+        with pytest.warns(UserWarning, match="incomplete clean-up"):
+            monitor.stop()
+        assert _get_current_dispatch_mode() is leaked  # the user's mode is still theirs
+    finally:
+        leaked.__exit__(None, None, None)
+        ours = _get_current_dispatch_mode()
+        if ours is not None:  # what the warning said stays on: leave it now so later tests start clean
+            ours.__exit__(None, None, None)
+
+
 def test_backward_ops_and_ops_marked_during_the_run_are_counted(unsupported, sim):
     torch = sim
     from ascend_compat.doctor.fallback import fallback_monitor

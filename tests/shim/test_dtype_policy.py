@@ -92,6 +92,18 @@ def test_substitute_float64_everywhere_it_lands_on_the_npu(shim, sim):
     assert first["from"] == "float64" and first["to"] == "float32" and first["site"].startswith(__file__)
 
 
+def test_substituted_parameters_stay_trainable_leaves(shim, sim):
+    torch = sim
+    shim.activate(dtype_policy="substitute")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        w = torch.tensor(np.array([1.0, 2.0]), device="cuda", requires_grad=True)  # float64 inferred from data
+    assert w.dtype == torch.float32 and w.is_leaf and w.requires_grad
+    (w * w).sum().backward()
+    torch.testing.assert_close(w.grad.cpu(), torch.tensor([2.0, 4.0]))
+    torch.optim.SGD([w], lr=0.1).step()  # an optimizer refuses non-leaf tensors
+
+
 def test_warn_keeps_values_and_context_overrides(shim, sim):
     torch = sim
     from ascend_compat.cuda_shim.dtype_policy import dtype_policy

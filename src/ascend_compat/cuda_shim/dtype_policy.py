@@ -421,7 +421,9 @@ def _wrap_factory(inner: Callable[..., Any], name: str) -> Callable[..., Any]:
         if isinstance(out, torch.Tensor) and out.dtype in _SUBS:
             sub = _decide(out.dtype, f"torch.{name}()")
             if sub is not None:
-                return base_to(out, sub)
+                # A cast of a requires_grad tensor is not a leaf: give back the leaf the caller asked for.
+                cast = base_to(out.detach(), sub)
+                return cast.requires_grad_(True) if out.requires_grad else cast
         return out
 
     return factory

@@ -215,7 +215,7 @@ class FallbackMonitor:
                 warnings.warn(f"ascend-compat fallback monitor: cannot time fallbacks ({exc})", stacklevel=2)
                 self._timing = False
             else:
-                ledger.on_restore(lambda: mode.__exit__(None, None, None), "fallback monitor: dispatch mode")
+                ledger.on_restore(lambda: _exit_mode(mode), "fallback monitor: dispatch mode")
         self._ledger = ledger
         self._active = True
         return self
@@ -289,19 +289,38 @@ class FallbackMonitor:
         return self.summary().counts()
 
 
+def _exit_mode(mode: Any) -> None:
+    """Leave ``mode`` only when it is the innermost dispatch mode: exiting pops the top of the stack, which would
+    remove a mode the user's code left entered and keep ours."""
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+
+    if _get_current_dispatch_mode() is not mode:
+        raise RuntimeError("another dispatch mode was left entered above the monitor's; its timing mode stays on")
+    mode.__exit__(None, None, None)
+
+
 def _timing_mode(monitor: FallbackMonitor) -> Any:
+    import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
     clock = time.perf_counter
     known_as = monitor.known_as
 
+    from torch.utils._pytree import tree_leaves
+
+    def on_device(args: Any, kwargs: Any) -> bool:
+        # Only calls on device tensors fall back: the same op on CPU tensors (pre-processing) is not one.
+        return any(isinstance(x, torch.Tensor) and x.device.type not in ("cpu", "meta")
+                   for x in tree_leaves((args, kwargs)))
+
     class _FallbackTimer(TorchDispatchMode):
-        # Times only the calls of operators known to fall back; everything else passes straight through.
+        # Times only the device calls of operators known to fall back; everything else passes straight through.
         def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
             t0 = clock()
             out = func(*args, **(kwargs or {}))
             name = known_as(func.name())
-            if name is not None:  # checked after the call: a first fallback names its op during the call
+            # Checked after the call: a first fallback names its op during the call.
+            if name is not None and on_device(args, kwargs):
                 monitor._timed(name, clock() - t0)
             return out
 
