@@ -77,6 +77,7 @@ def test_model_takes_the_factory_verify_model_takes(tmp_path):
     report = json.loads(proc.stdout)
     assert report["settings"]["factory"] == f"{script}:make"
     assert report["failed"] == 0 and report["shim_on"]["samples_per_s"] > 0 and report["shim_off"]["samples_per_s"] > 0
+    assert report["settings"]["batch"] == 3  # the factory chose its inputs: (3, 4)
 
 
 @pytest.mark.slow

@@ -4,9 +4,10 @@ Shim on: the CUDA spelling users write (``model.cuda()``, inputs ``.cuda()``), t
 with the shim active, so every factory, ``.to`` and device call inside the model goes through it. Shim off: the
 same model placed natively on the target. Both sides start from the same weights and alternate in rounds.
 
-A factory (``--factory module:fn`` or ``script.py:fn``) is called as ``fn(batch_size)`` (or ``fn()`` when it takes
-no argument, as ``verify model`` calls it) and returns ``(model, inputs)``: ``inputs`` a tensor, a tuple of tensors
-(positional arguments) or a dict (keyword arguments), built on the CPU.
+A factory (``--factory module:fn`` or ``script.py:fn``) is called as ``fn(batch_size)``, or as ``fn()`` when it
+takes no argument (as ``verify model`` calls it; the batch is then the inputs' leading dimension), and returns
+``(model, inputs)``: ``inputs`` a tensor, a tuple of tensors (positional arguments) or a dict (keyword arguments),
+built on the CPU.
 """
 
 from __future__ import annotations
@@ -64,6 +65,20 @@ def load_factory(spec: str) -> Callable[..., Any]:
         return load_callable(spec)
     except ValueError as exc:
         raise BenchError(f"--factory {exc}") from None
+
+
+def _tensors(obj: Any) -> Any:
+    """The tensors of ``inputs`` (a tensor, a tuple/list or a dict), in order."""
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _tensors(v)
+    elif isinstance(obj, (tuple, list)):
+        for v in obj:
+            yield from _tensors(v)
 
 
 def _move(obj: Any, fn: Callable[[Any], Any]) -> Any:
@@ -141,7 +156,8 @@ def run(
         else:
             try:
                 fn = load_factory(factory)
-                made = fn(batch) if takes_an_argument(fn) else fn()
+                sized = takes_an_argument(fn)
+                made = fn(batch) if sized else fn()
             except BenchError:
                 raise
             except Exception as exc:
@@ -149,6 +165,9 @@ def run(
             if not (isinstance(made, tuple) and len(made) == 2 and isinstance(made[0], torch.nn.Module)):
                 raise BenchError(f"--factory {factory!r} must return (torch.nn.Module, inputs)")
             base, inputs = made
+            if not sized:  # the factory chose its inputs: samples per step are their leading dimension
+                first = next((t for t in _tensors(inputs)), None)
+                batch = int(first.shape[0]) if first is not None and first.dim() > 0 else 1
         target = activate_or_fail(backend)
         chosen = backend_name()
         try:
