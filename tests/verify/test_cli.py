@@ -107,3 +107,12 @@ def test_model_clean_passes_and_a_missing_factory_is_a_usage_error(tmp_path):
     assert "verdict: MATCH" in proc.stdout and "cpu (reference) vs npu (target)" in proc.stdout
     proc = _cli("model", f"{script}:nope", "--simulate", "npu")
     assert proc.returncode == 2 and "has no 'nope'" in proc.stderr
+
+
+def test_model_refuses_to_compare_the_cpu_with_itself_and_unknown_devices(tmp_path):
+    script = tmp_path / "nets.py"
+    script.write_text(MODEL_SCRIPT)
+    proc = _cli("model", f"{script}:clean")  # no NPU here and no --simulate: the target would be the CPU
+    assert proc.returncode == 2 and "nothing to compare" in proc.stderr, proc.stderr + proc.stdout
+    proc = _cli("model", f"{script}:clean", "--target", "tpu")
+    assert proc.returncode == 2 and "unknown device 'tpu'" in proc.stderr

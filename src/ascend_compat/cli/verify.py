@@ -89,7 +89,18 @@ def _model(args: argparse.Namespace) -> int:
     from ascend_compat._factories import load_callable
     from ascend_compat.cli._common import use_color
     from ascend_compat.verify import model
+    from ascend_compat.verify.devices import resolve
 
+    try:  # devices first: a comparison of the CPU with itself proves nothing, so it is refused, not passed
+        target, reference = resolve(args.target), resolve(args.reference)
+        if reference.fallback:
+            raise ValueError(f"reference {args.reference!r} is not available: {reference.fallback}")
+        if target.fallback and target.device == reference.device:
+            raise ValueError(f"nothing to compare: target {args.target!r}: {target.fallback}, and the reference is "
+                             f"{reference.device} too")
+    except ValueError as exc:
+        print(f"ascend-compat verify model: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         factory = load_callable(args.factory)
         built = model.build(factory, seed=args.seed)
