@@ -99,6 +99,38 @@ def test_grid_limit_counts_every_dimension_and_names_bound_once() -> None:
     assert "131072 programs (4096 x 32)" in found[0][2] and "65535" in found[0][2]
 
 
+def test_grid_lambda_meta_is_evaluated_where_the_kernel_is_launched() -> None:
+    body = (
+        "BLOCK_SIZE = 16\n"
+        "N = 1 << 22\n"
+        "grid = lambda meta: (triton.cdiv(N, meta['BLOCK_SIZE']),)\n\n"
+        "@triton.jit\n"
+        "def k(x, n, BLOCK_SIZE: tl.constexpr):\n"
+        "    pass\n\n"
+        "def launch(x):\n"
+        "    BLOCK_SIZE = 1024\n"
+        "    k[grid](x, N, BLOCK_SIZE=BLOCK_SIZE)\n"  # 4096 programs: the launch's BLOCK_SIZE, not the module's
+        "def launch_any(x, BLOCK_SIZE=4096):\n"
+        "    k[grid](x, N, BLOCK_SIZE=BLOCK_SIZE)\n"  # a parameter: unknown, not judged
+        "def launch_small(x):\n"
+        "    k[grid](x, N, BLOCK_SIZE=16)\n"  # 262144 programs
+    )
+    found = [f.line for f in scan_python("k.py", HEADER + body).findings if f.code == "AC423"]
+    assert found == [18]
+
+
+def test_constant_folding_evaluates_each_name_once(monkeypatch) -> None:
+    # x1 = x0 + x0, x2 = x1 + x1, ...: folding without memory re-evaluates x0 2**n times.
+    calls = []
+    original = pytriton._Folder._value
+    monkeypatch.setattr(pytriton._Folder, "_value", lambda self, node, scope: calls.append(1) or original(
+        self, node, scope))
+    chain = "x0 = 1\n" + "".join(f"x{i} = x{i - 1} + x{i - 1}\n" for i in range(1, 17))
+    body = f"@triton.jit\ndef k(x):\n    pass\n\n{chain}k[(x16,)](0)\n"
+    assert _codes(body) == ["AC423"]  # 2**16 = 65536 programs
+    assert len(calls) < 200
+
+
 def test_dot_operands_bound_in_the_kernel_and_aliases() -> None:
     body = (
         "from triton.language import dot as matmul, float8e4nv\n\n"

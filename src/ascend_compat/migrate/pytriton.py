@@ -142,21 +142,31 @@ def _rebound(scope: _Scope, name: str) -> bool:
 class _Folder:
     """Integer constant folding over literals, arithmetic, ``triton.cdiv`` and names bound once."""
 
-    def __init__(self, qual: Any, meta: Optional[dict[str, ast.expr]] = None, meta_name: str = "") -> None:
+    def __init__(self, qual: Any, meta: Optional[dict[str, ast.expr]] = None, meta_name: str = "",
+                 meta_scope: Optional[_Scope] = None) -> None:
         self.qual = qual
         self.meta = meta or {}
         self.meta_name = meta_name
+        self.meta_scope = meta_scope  # the launch's scope: where its keyword arguments are evaluated
         self.depth = 0
+        # Each (expression, scope) is folded once: names bound to sums of names would otherwise be re-folded
+        # exponentially often (x1 = x0 + x0; x2 = x1 + x1; ...).
+        self.memo: dict[tuple[int, int], Optional[int]] = {}
 
     def value(self, node: ast.AST, scope: Optional[_Scope]) -> Optional[int]:
+        key = (id(node), id(scope))
+        if key in self.memo:
+            return self.memo[key]
         self.depth += 1
         try:
             if self.depth > 50:
                 return None
             v = self._value(node, scope)
-            return v if v is None or abs(v) <= _MAX_VALUE else None
+            v = v if v is None or abs(v) <= _MAX_VALUE else None
         finally:
             self.depth -= 1
+        self.memo[key] = v
+        return v
 
     def _value(self, node: ast.AST, scope: Optional[_Scope]) -> Optional[int]:
         if isinstance(node, ast.Constant):
@@ -192,7 +202,7 @@ class _Folder:
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == self.meta_name:
             key = node.slice
             if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value in self.meta:
-                return self.value(self.meta[key.value], scope)
+                return self.value(self.meta[key.value], self.meta_scope)
             return None
         if isinstance(node, ast.Name) and scope is not None:
             bound, where = scope.lookup(node.id)
@@ -356,7 +366,7 @@ class TritonChecks:
             expr, where = scope.lookup(expr.id)
         if isinstance(expr, ast.Lambda):
             params = [a.arg for a in expr.args.args]
-            folder = _Folder(self.s.qual, meta, params[0] if len(params) == 1 else "")
+            folder = _Folder(self.s.qual, meta, params[0] if len(params) == 1 else "", scope)
             where = _Scope(expr, where)
             expr = expr.body
         if expr is None:
