@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
+from pathlib import Path
 
 import pytest
 
@@ -87,3 +89,15 @@ def test_unusual_spellings_are_reported_without_a_rewrite() -> None:
 
 def test_relative_and_lookalike_imports_are_not_flash_attn() -> None:
     assert _codes("from .flash_attn import attend\nimport flash_attn_triton\nfrom mypkg.flash_attn import x\n") == []
+
+
+def test_rewritten_imports_bind_exactly_the_names_the_originals_bound() -> None:
+    # An extra binding (say `ascend_compat`) in a function makes that name local there: UnboundLocalError at its
+    # earlier uses of the global.
+    def bound(path: Path) -> list[list[str]]:
+        tree = ast.parse(path.read_text())
+        return [sorted({a.asname or a.name.split(".")[0] for a in node.names})
+                for node in ast.walk(tree) if isinstance(node, ast.Import)]
+
+    fixtures = Path(__file__).parent / "fixtures" / "port"
+    assert bound(fixtures / "flash_attn_imports.in.py") == bound(fixtures / "flash_attn_imports.out.py")

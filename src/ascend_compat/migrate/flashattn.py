@@ -20,8 +20,9 @@ from ascend_compat.migrate.model import Edit, Finding
 
 PACKAGE = "flash_attn"
 DROP_IN = "ascend_compat.ecosystem.flash_attn"
-# Submodules the drop-in's package __init__ imports itself: ``import flash_attn.X`` needs no extra import for them.
-_LOADED_BY_INIT = frozenset({"", "flash_attn_interface"})
+# Submodules the drop-in's package __init__ imports itself: ``import flash_attn.X`` needs no extra import for them
+# (all of them, so that the rewrite binds ``flash_attn`` alone).
+_LOADED_BY_INIT = frozenset({"", "flash_attn_interface", "bert_padding", "layers", "layers.rotary"})
 UNCOVERED_ALTERNATIVE = (
     "the drop-in's public API (flash_attn_func, flash_attn_varlen_func, the kvpacked/qkvpacked variants, "
     "flash_attn_with_kvcache, bert_padding, layers.rotary) or torch_npu.npu_fusion_attention"
@@ -47,7 +48,8 @@ def _public_names(tree: ast.Module) -> set[str]:
                 elif target.id == "__version__" or not target.id.startswith("_"):
                     names.add(target.id)
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(DROP_IN):
-            names.update(a.asname or a.name for a in node.names)  # re-exports (the package's functions)
+            # Re-exports (the package's functions); a private alias only loads a submodule.
+            names.update(n for n in (a.asname or a.name for a in node.names) if not n.startswith("_"))
     return names
 
 
