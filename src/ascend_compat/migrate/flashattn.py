@@ -131,8 +131,9 @@ def _module_token(segment: str, module: str) -> Optional[int]:
 
 
 def import_findings(path: str, nodes: list[ast.stmt], src: Any, alternative: str) -> list[Finding]:
-    """AC703 for the flash_attn imports the drop-in covers (one finding per file, carrying every rewrite) and
-    AC702 for the first one it does not. ``src`` is the scanner's source (``span``, ``segment``, ``col``)."""
+    """AC703 for the flash_attn imports the drop-in covers (one finding per file carrying every rewrite, plus one
+    without a fix per covered import port cannot rewrite) and AC702 for the first one it does not cover. ``src`` is
+    the scanner's source (``span``, ``segment``, ``col``)."""
     covered: list[tuple[ast.stmt, Optional[Edit]]] = []
     uncovered: list[tuple[ast.stmt, str]] = []
     for node in nodes:
@@ -164,14 +165,22 @@ def import_findings(path: str, nodes: list[ast.stmt], src: Any, alternative: str
                 edit = Edit(start, start + len(node.module), _target(node.module))
             covered.append((node, edit))
     out: list[Finding] = []
-    if covered:
-        first = covered[0][0]
-        edits = tuple(e for _, e in covered if e is not None)
+    rewritten = [(node, e) for node, e in covered if e is not None]
+    if rewritten:
+        first = rewritten[0][0]
         out.append(Finding(
             "AC703", path, first.lineno, src.col(first.lineno, first.col_offset) + 1,
             f"`{_spelled(first)}` (flash-attn): covered by ascend-compat's drop-in", api="flash-attn",
-            alternative=alternative or None, fixable=None if edits else False, edits=edits,
+            alternative=alternative or None, edits=tuple(e for _, e in rewritten),
         ))
+    for node, e in covered:
+        if e is None:  # spelled across lines or with spaces around dots: said, never half-rewritten
+            out.append(Finding(
+                "AC703", path, node.lineno, src.col(node.lineno, node.col_offset) + 1,
+                f"`{_spelled(node)}` (flash-attn): covered by ascend-compat's drop-in, but spelled in a way port "
+                f"does not rewrite: import it from `{DROP_IN}` by hand (or run under the shim)", api="flash-attn",
+                alternative=alternative or None, fixable=False,
+            ))
     if uncovered:
         node, missing = uncovered[0]
         why = ("a star import is not rewritten (the names it binds are not evident)" if missing.endswith(".*")

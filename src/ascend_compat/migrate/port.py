@@ -205,9 +205,13 @@ def port_source(path: str, text: str, mode: str = "native", line: str = apidb.DE
         return PortFailure(path, scanned.error)
     assert isinstance(scanned, FileScanned)
     code_findings = [f for f in scanned.findings if f.rule.language == "python"]
+    # Dependency findings port cannot settle need a person too: a package with no NPU build (warning/error), and
+    # in native mode a drop-in import left unrewritten (the shim serves it; without the shim it fails).
+    deps_open = [f for f in scanned.findings if f.rule.language != "python" and not f.edits
+                 and (f.effective_level != "note" or (mode == "native" and f.code == "AC703"))]
     tree = ast.parse(text)
     if mode == "shim":
-        unfixed = [f for f in code_findings]
+        unfixed = code_findings + deps_open
         if not any(f.code < "AC600" for f in code_findings):
             return PortSkip(path, "no CUDA-specific code", unfixed)
         if _has_activation(tree, scanned.imports):
@@ -221,7 +225,7 @@ def port_source(path: str, text: str, mode: str = "native", line: str = apidb.DE
         # Import rewrites onto ascend-compat's drop-ins are dependency findings (AC703) that carry edits.
         rewrites = [f for f in scanned.findings if f.rule.language != "python" and f.edits]
         new, changes = apply_edits(text, code_findings + rewrites, path)
-        unfixed = [f for f in code_findings if not f.edits]
+        unfixed = [f for f in code_findings if not f.edits] + deps_open
         if not changes:
             return PortSkip(path, "nothing port can rewrite" if unfixed else "no CUDA-specific code", unfixed)
         # Everything but the visible-devices variable needs torch_npu imported (npu device, hccl, torch.npu).
