@@ -216,3 +216,25 @@ def test_dtype_support_data_is_well_formed_and_sourced():
             assert isinstance(getattr(torch, name), torch.dtype), (backend, name)
             assert entry["status"] in ("limited", "unsupported"), (backend, name)
             assert entry["note"] and entry["source"], (backend, name)
+
+
+def test_policy_lifetimes_follow_activations_and_blocks(shim, sim):
+    torch = sim
+    from ascend_compat.cuda_shim import dtype_policy as dp
+
+    x = torch.from_numpy(np.arange(3.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dp.DtypePolicyWarning)
+        shim.activate(dtype_policy="substitute")
+        shim.activate(dtype_policy="keep")  # a nested activation's policy lasts until its own deactivate
+        assert dp.current_policy() == "keep" and x.cuda().dtype == torch.float64
+        shim.deactivate()
+        assert dp.current_policy() == "substitute" and x.cuda().dtype == torch.float32
+        shim.deactivate()
+        assert dp.current_policy() == "keep" and not dp.is_installed()  # nothing stale for later activations
+
+        with dp.dtype_policy("substitute"):
+            shim.activate()
+            shim.deactivate()  # the shim goes; the open block keeps substituting on its own
+            assert dp.is_installed() and x.to("npu").dtype == torch.float32
+        assert not dp.is_installed()

@@ -57,7 +57,7 @@ def activate(
     with _LOCK:
         if _DEPTH > 0:
             _DEPTH += 1
-            if dtype_policy is not None and _BACKEND is not None:
+            if _BACKEND is not None:
                 dtypes.after_activation(dtype_policy)
             return _BACKEND.device_type if _BACKEND is not None else None
         if os.environ.get("ASCEND_COMPAT_NO_PATCH", "").lower() in ("1", "true", "yes"):
@@ -127,18 +127,21 @@ def deactivate() -> None:
         if _DEPTH == 0:
             return
         _DEPTH -= 1
+        from ascend_compat.cuda_shim import dtype_policy as dtypes
+
+        if _BACKEND is not None:
+            dtypes.before_deactivation(last=_DEPTH == 0)
         if _DEPTH == 0:
-            from ascend_compat.cuda_shim import dtype_policy as dtypes
             from ascend_compat.ecosystem import patching as library_patches
 
             try:
-                dtypes.uninstall()
                 library_patches.uninstall()
                 _LEDGER.restore()
             finally:
                 _BACKEND = None
                 devices.TARGET.real_device = None
                 devices.reset_caches()
+            dtypes.after_deactivation()
 
 
 @contextmanager

@@ -250,11 +250,39 @@ def after_failed_activation() -> None:
         install("context")
 
 
+# The policy in force before each activation: a nested ``activate(dtype_policy=...)`` lasts until its own
+# ``deactivate()``, and the last ``deactivate()`` goes back to ``keep``.
+_OUTER: list[str] = []
+
+
 def after_activation(policy: Optional[str]) -> None:
-    """Called by ``activate()`` after the shim patches: set the policy and patch in when it can apply."""
-    set_default_policy(policy or policy_from_env() or "keep")
-    if _DEFAULT != "keep" or (_CONTEXT_DEPTH > 0 and _context_wants_patches()):
-        install("activation")
+    """Called by ``activate()`` (outermost and nested) after the shim patches: set this activation's policy (the
+    outermost one defaults to ``ASCEND_COMPAT_DTYPE_POLICY``, a nested one to the policy in force) and patch in
+    when it can apply."""
+    with _LOCK:
+        _OUTER.append(_DEFAULT)
+        default = (policy_from_env() or "keep") if len(_OUTER) == 1 else _DEFAULT
+        set_default_policy(policy or default)
+        if _DEFAULT != "keep" or (_CONTEXT_DEPTH > 0 and _context_wants_patches()):
+            install("activation")
+
+
+def before_deactivation(last: bool) -> None:
+    """Called by ``deactivate()`` before it restores anything: back to the policy of the enclosing activation; the
+    last one takes the checks off (they sit on top of the shim's patches)."""
+    with _LOCK:
+        set_default_policy(_OUTER.pop() if _OUTER else "keep")
+        if last:
+            _OUTER.clear()
+            set_default_policy("keep")
+            uninstall()
+
+
+def after_deactivation() -> None:
+    """Called by the last ``deactivate()`` after the shim's originals are back: an open ``with dtype_policy(...)``
+    block keeps its checks, now on their own."""
+    if _CONTEXT_DEPTH > 0 and _context_wants_patches():
+        install("context")
 
 
 def _context_wants_patches() -> bool:
