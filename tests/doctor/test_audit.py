@@ -25,7 +25,9 @@ def test_aten_names_map_to_the_lists_api_names():
     assert api_candidates("vllm::lora_expand") == ((), None)  # other namespaces are not in the lists
 
 
-def test_plain_modules_conv_rank_and_torch_npu_line():
+def test_plain_modules_conv_rank_and_torch_npu_line(sim):
+    # `sim`: the simulator must be installed before the process's first backward pass (autograd sizes its
+    # per-device queues once); later npu tests in this process need it.
     import torch
 
     from ascend_compat.doctor.audit import audit
@@ -76,7 +78,7 @@ def test_simulator_unsupported_ops_and_chip_dtype_limits(sim):
 
 
 @pytest.mark.slow
-def test_gpt2_tiny_forward_and_backward():
+def test_gpt2_tiny_forward_and_backward(sim):  # `sim`: see above
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 

@@ -72,7 +72,9 @@ def test_unknown_codes_get_a_family_from_range_or_prefix(code: str, family: str,
     assert errors.component(code) == component
 
 
-@pytest.mark.parametrize("text", ["hello", "0x7020010", "E12", "", "12.5"])
+# Other scripts' digits are not codes: "²".isdigit() is True but int("²") raises, int("١٢٣") is 123.
+@pytest.mark.parametrize("text", ["hello", "0x7020010", "E12", "", "12.5", "²", "١٢٣", "٥٠٧٠٣٥", "EZ١٠٠١",
+                                  "ERR٠٠١٠٠"])
 def test_things_that_are_not_codes(text: str) -> None:
     assert errors.normalize(text) is None and errors.family(text) is None and errors.lookup(text) is None
 
@@ -122,6 +124,13 @@ def test_explain_ignores_timestamps_pids_addresses_and_line_numbers() -> None:
     "error code is 0",
     "[ERROR] 2026-03-02-10:15:44 (PID:507035, Device:0, RankID:-1) worker failed",
     "failed to load /ckpt/EE1001.bin and /run/step_561103",
+    # errno on an HCCL line is the OS errno (11 = EAGAIN), not HCCL result 11
+    "[ERROR] HCCL(3522,python):2024-05-12-10:32:11.123.456 [socket.cc:123] connect to peer failed, errno: 11",
+    "[INFO] torch_npu: FORCE STOPPED flag cleared, no error",  # only the whole words FORCE STOP
+    "2024-05-12 10:32:11,507035 ERROR worker crashed",  # a fraction of a second, not 507035
+    "[ERROR] Training failed after EP1024 expert shards",  # EP = expert parallelism, not an unknown Dump code
+    "training failed at loss 507035.25",  # a decimal, even when the integer part is a known code
+    "aclnnAdd failed, error code is ٥٠٧٠٣٥",  # only ASCII digits
 ])
 def test_no_false_positives(line: str) -> None:
     assert errors.explain_text(line) == []
@@ -134,6 +143,18 @@ def test_no_false_positives(line: str) -> None:
     ("ErrCode 207018 while allocating", "207018"),
     ("AclNN_Parameter_Error(EZ1001): Tensor self not implemented for DT_INT8", "EZ1001"),
     ("EZ9999[PID: 1176] Op Pack does not has any binary.", "EZ9999"),
+    # a code that ends a sentence
+    ("aclrtSynchronizeDevice failed, error code is 507035.", "507035"),
+    ("aclnnMatmul failed, errno:561000.", "561000"),
+    ("rtStreamSynchronize failed: 507035. Aborting", "507035"),
+    # an HCCL result is still read from "error code is N" on an HCCL line, and from the printed form of an
+    # unknown E-code of a known module
+    ("[ERROR] HCCL(3522,python) connect failed, error code is 11", "11"),
+    ("EP1024: [PID: 1] dump failed", "EP1024"),
+    ("FORCE STOP: task aborted", "107022"),
+    # JSON-escaped / repr() logs: a literal backslash-n before the code is a line break, not a word character
+    ('{"msg": "RuntimeError: boom\\nEZ1001: Tensor self not implemented"}', "EZ1001"),
+    ("'worker died\\n507035 aclrtSynchronizeDevice failed\\n'", "507035"),
 ])
 def test_codes_in_other_torch_npu_and_cann_formats(line: str, code: str) -> None:
     assert [f.code for f in errors.explain_text(line)] == [code]
@@ -216,3 +237,46 @@ def test_cli_explain_tolerates_undecodable_bytes_and_crlf() -> None:
     doc = json.loads(r.stdout)
     assert doc["root_cause"] == "561103" and doc["findings"][0]["api"] == "aclnnCast"
     assert doc["findings"][0]["line"] == 2
+
+
+def test_explain_json_escaped_log_finds_codes_after_literal_newline_escapes() -> None:
+    log = ('{"level":"error","msg":"RuntimeError: NPU function error: call aclnnAdd failed, error code is 161002'
+           '\\n[ERROR] ERR00100 PTA call acl api failed\\nEZ1001: [PID: 1] Tensor self not implemented for '
+           'DT_DOUBLE\\nEL0004: Failed to allocate memory requested by xx module.\\nFORCE STOP"}')
+    assert [f.code for f in errors.explain_text(log)] == ["EL0004", "EZ1001", "161002", "107022", "ERR00100"]
+
+
+def test_explain_counts_lone_cr_and_crlf_as_line_ends() -> None:
+    # tqdm-style progress output ends lines with a lone \r; the reported line and quote are the code's own line
+    lines = [f"step {i} loss 0.5" for i in range(6)]
+    lines[2] = "RuntimeError: NPU function error: call aclnnAdd failed, error code is 161002"
+    lines[4] = "EZ1001: [PID: 1] Tensor self not implemented"
+    text = "\r".join(lines[:3]) + "\r\n" + lines[3] + "\n" + "\r".join(lines[4:]) + "\r"
+    by_code = {f.code: f for f in errors.explain_text(text)}
+    assert (by_code["161002"].line, by_code["161002"].text) == (3, lines[2])
+    assert (by_code["EZ1001"].line, by_code["EZ1001"].text) == (5, lines[4])
+    assert [ln.strip() for ln in text.splitlines()][4] == lines[4]  # same numbering as str.splitlines
+
+
+def test_explain_cr_only_log_with_many_hits_reports_each_line() -> None:
+    # 40k \r-joined lines (3 MB), a code on each: quoting the "whole line" used to copy the whole text per hit
+    # (hours); line numbers come from the real line ends.
+    n = 40_000
+    text = "\r".join(f"[ERROR] {i:06d} rtKernelLaunch failed, error code is 507035 {'x' * 40}" for i in range(n))
+    (f,) = errors.explain_text(text)
+    assert f.code == "507035" and f.count == n and f.lines == list(range(1, 21))
+    assert f.text.startswith("[ERROR] 000000 rtKernelLaunch") and len(f.text) < 120
+
+
+def test_explain_quotes_a_long_line_around_the_code() -> None:
+    text = "noise " * 20_000 + "NPU function error: call aclnnAdd failed, error code is 161002 " + "tail " * 20_000
+    (f,) = errors.explain_text(text)
+    assert f.line == 1 and "error code is 161002" in f.text and len(f.text) <= 300
+    assert f.text.startswith("...") and f.text.endswith("...")
+
+
+@pytest.mark.parametrize("arg", ["²", "١٢٣"])
+def test_cli_error_non_ascii_digits_are_a_usage_error(arg: str) -> None:
+    r = _cli("error", arg)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "not an error code" in r.stdout

@@ -13,9 +13,14 @@ What ``explain_text`` accepts as a code, to avoid false positives (PIDs, timesta
   ``ret=N`` / ``retCode=N``, ``return code N``, ``aclnnXxx failed ... N``; outside HCCL context only 6-digit codes;
 - a bare 6-digit number only when it is a known code, on a line that talks about an error, and not right after
   ``PID``/``device``/``rank``/``line``/``port``/``size``/``id``;
-- ``E`` + module letter + 4 digits when the module letter is a known CANN module, any other ``E``/``W`` code only
-  when it is in the table; ``ERR`` + 5 digits;
-- torch_npu's own messages for some codes (``UCE ERROR`` = 507053, ``FORCE STOP`` = 107022, ...).
+- an ``E``/``W`` code anywhere when it is in the table; an unknown one only in the form CANN prints
+  (``EE8888: msg``, ``EZ9999[PID ...]``, ``Error(EZ1001)``) and with a known CANN module letter, so that words
+  such as ``EP1024`` (expert parallelism) are not codes; ``ERR`` + 5 digits;
+- torch_npu's own messages for some codes, as whole words (``UCE ERROR`` = 507053, ``FORCE STOP`` = 107022, ...).
+
+Not codes: a small number after ``errno`` (an OS errno such as EAGAIN, also on HCCL lines), a number glued to a
+time (``10:32:11,507035`` is a fraction of a second). Only ASCII digits count. Lines end at LF, CR LF or a lone
+CR (tqdm-style logs), and a literal backslash-n/r/t escape (JSON or repr() logs) separates words.
 
 Ordering (most likely root cause first). Each finding gets a tier, then the first appearance in the log breaks
 ties (earlier lines are closer to the origin):
@@ -125,8 +130,9 @@ def all_codes() -> list[str]:
     return list(_data()["codes"])
 
 
-_E_CODE = re.compile(r"[EW][A-Z0-9]\d{4}")
-_ERR_CODE = re.compile(r"ERR\d{5}")
+# [0-9], not \d: \d also matches other scripts' digits (superscript two, Arabic-Indic), which int() rejects or misreads.
+_E_CODE = re.compile(r"[EW][A-Z0-9][0-9]{4}")
+_ERR_CODE = re.compile(r"ERR[0-9]{5}")
 
 
 def normalize(code: str) -> Optional[str]:
@@ -136,7 +142,7 @@ def normalize(code: str) -> Optional[str]:
     upper = raw.upper()
     if upper in _names():
         return _names()[upper]
-    if raw.isdigit():
+    if raw.isascii() and raw.isdigit():
         return str(int(raw))
     if _E_CODE.fullmatch(upper) or _ERR_CODE.fullmatch(upper):
         return upper
@@ -215,19 +221,26 @@ def describe(code: str) -> dict[str, Any]:
 # Regexes start with a literal or a small class so that `re` can skip ahead quickly; the context around a
 # candidate is then checked on a short window (a 30 MB log takes seconds, not minutes).
 _FUNC_ERR = re.compile(
-    r"(?P<kind>NPU|HCCL) function error:\s*(?P<call>.{0,300}?),\s*error code is\s*(?P<code>\d+)(?!\d)")
-# Whole numbers of code length only: HCCL results have 1-2 digits, ACL/aclnn codes 6 (not inside words/decimals).
-_NUMBER = re.compile(r"(?<![\w.])(?:\d{6}|\d{1,2})(?![\w.])")
+    r"(?P<kind>NPU|HCCL) function error:[ \t]*(?P<call>[^\r\n]{0,300}?),[ \t]*error code is[ \t]*"
+    r"(?P<code>[0-9]+)(?![0-9])")
+# Whole numbers of code length only: HCCL results have 1-2 digits, ACL/aclnn codes 6 (not inside words/decimals;
+# a full stop that ends a sentence is fine). A literal "\n" escape before the number separates it (JSON logs).
+_NUMBER = re.compile(r"(?:(?<![\w.])|(?<=\\[nrt]))(?:[0-9]{6}|[0-9]{1,2})(?![\w]|\.[0-9])")
 _CTX_BEFORE = re.compile(
     r"(?:error[ _]?code(?:\s+is|\s*[:=])|\berr_?code\s*[:=]?|\berrno\s*[:=]|\bret(?:_?code)?\s*[:=]"
     r"|\breturn(?:ed)?(?: code)?(?:\s+is|\s*[:=])|\baclnn\w+\s+failed\D{0,30}?)\s*$",
     re.IGNORECASE)
-_E_IN_TEXT = re.compile(r"[EW][A-Z0-9]\d{4}")
-_ERR_IN_TEXT = re.compile(r"ERR\d{5}")
+_E_IN_TEXT = re.compile(r"[EW][A-Z0-9][0-9]{4}")
+_ERR_IN_TEXT = re.compile(r"ERR[0-9]{5}")
+_TIME_FRACTION = re.compile(r"[0-9]:[0-9]{2}[,.]$")  # 10:32:11,507035: the number is a fraction of a second
+_PRINTED_AFTER = re.compile(r"[ \t]*[:\[]")
+_LINE_END = re.compile(r"\r\n?|\n")  # like str.splitlines for these three (tqdm logs end lines with a lone \r)
+_MAX_QUOTE = 300
 _ERRORISH = re.compile(r"error|fail|exception|abnormal|abort", re.IGNORECASE)
 _NOT_CODE_BEFORE = re.compile(r"(pid|tid|device|dev|rank|line|port|size|id|len|step|epoch|iter)\W{0,3}$",
                               re.IGNORECASE)
 _CALL_NAME = re.compile(r"call (\w+) failed")
+_HCCL = re.compile(r"hccl", re.IGNORECASE)
 
 _GENERIC = {"500000", "500001", "500002", "500003", "500004", "500005", "507000", "561000", "4"}
 _CONSEQUENCE = {"107022", "107035"}  # tasks aborted on purpose after another failure (torch_npu: FORCE STOP)
@@ -264,31 +277,51 @@ def _tier(code: str, fam: Optional[str]) -> int:
 class _Collector:
     def __init__(self, text: str) -> None:
         self.text = text
-        self.starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
+        self.starts = [0] + [m.end() for m in _LINE_END.finditer(text)]
         self.found: dict[str, Finding] = {}
         self.starts_taken: set[int] = set()  # where already-recognised codes start
         self.errorish: dict[int, bool] = {}
+        self.hccl: dict[int, bool] = {}
+
+    def _bounds(self, pos: int) -> tuple[int, int, int]:
+        """(0-based line index, line start, line end incl. its terminator) of ``pos``, without copying text."""
+        i = bisect.bisect_right(self.starts, pos) - 1
+        return i, self.starts[i], self.starts[i + 1] if i + 1 < len(self.starts) else len(self.text)
+
+    def lineno(self, pos: int) -> int:
+        return self._bounds(pos)[0] + 1
 
     def line_of(self, pos: int) -> tuple[int, str]:
-        i = bisect.bisect_right(self.starts, pos) - 1
-        end = self.text.find("\n", self.starts[i])
-        line = self.text[self.starts[i]: end if end >= 0 else len(self.text)].strip()
-        return i + 1, (line if len(line) <= 300 else line[:297] + "...")
+        """(1-based line number, the line trimmed); a long line is quoted around ``pos`` only, so the cost is
+        bounded by the quote, not by the line (a log with no line ends is one huge line)."""
+        i, start, end = self._bounds(pos)
+        if end - start <= _MAX_QUOTE:
+            return i + 1, self.text[start:end].strip()
+        lo = max(start, pos - _MAX_QUOTE // 2)
+        hi = min(end, lo + _MAX_QUOTE - 6)
+        line = self.text[lo:hi].strip()
+        return i + 1, ("..." if lo > start else "") + line + ("..." if self.text[hi:end].strip() else "")
+
+    def _line_has(self, cache: dict[int, bool], pattern: re.Pattern[str], pos: int) -> bool:
+        i, start, end = self._bounds(pos)
+        if i not in cache:
+            cache[i] = bool(pattern.search(self.text, start, end))
+        return cache[i]
 
     def errorish_line(self, pos: int) -> bool:
         """Whether the line holding ``pos`` talks about an error (cached per line)."""
-        i = bisect.bisect_right(self.starts, pos) - 1
-        if i not in self.errorish:
-            end = self.text.find("\n", self.starts[i])
-            self.errorish[i] = bool(_ERRORISH.search(self.text, self.starts[i], end if end >= 0 else len(self.text)))
-        return self.errorish[i]
+        return self._line_has(self.errorish, _ERRORISH, pos)
+
+    def hccl_line(self, pos: int) -> bool:
+        """Whether the line holding ``pos`` mentions HCCL (cached per line)."""
+        return self._line_has(self.hccl, _HCCL, pos)
 
     def taken(self, start: int) -> bool:
         return start in self.starts_taken
 
     def add(self, code: str, pos: int, span: tuple[int, int], how: str, api: Optional[str] = None) -> None:
         self.starts_taken.add(span[0])
-        lineno, line = self.line_of(pos)
+        lineno = self.lineno(pos)
         if code in self.found:
             f = self.found[code]
             f.count += 1
@@ -300,15 +333,18 @@ class _Collector:
         exp = lookup(code)
         fam = family(code)
         self.found[code] = Finding(code=code, family=fam, component=component(code), explanation=exp, line=lineno,
-                                   text=line, how=how, tier=_tier(code, fam), api=api,
+                                   text=self.line_of(pos)[1], how=how, tier=_tier(code, fam), api=api,
                                    lines=[lineno])
 
 
 def _word(text: str, i: int, extra: str) -> bool:
-    """Whether text[i] is a word character or one of ``extra`` (False outside the text)."""
+    """Whether text[i] is a word character or one of ``extra`` (False outside the text, and for the letter of a
+    literal ``\\n``/``\\r``/``\\t`` escape: in JSON-escaped or repr() logs that is a line break, not a word)."""
     if i < 0 or i >= len(text):
         return False
     ch = text[i]
+    if ch in "nrt" and i > 0 and text[i - 1] == "\\":
+        return False
     return ch.isalnum() or ch == "_" or ch in extra
 
 
@@ -340,11 +376,15 @@ def explain_text(text: str) -> list[Finding]:
         digits = m.group()
         n = int(digits)
         window = text[max(0, start - 60): start]
+        if _TIME_FRACTION.search(window):
+            continue
         lowered = window.lower()
-        if ("code" in lowered or "ret" in lowered or "errno" in lowered or "aclnn" in lowered) \
-                and _CTX_BEFORE.search(window):  # the substring tests are a cheap pre-check
-            _, line = c.line_of(start)
-            if 100000 <= n < 1000000 or (0 < n < 100 and "hccl" in line.lower()):
+        ctx = _CTX_BEFORE.search(window) if ("code" in lowered or "ret" in lowered or "errno" in lowered
+                                             or "aclnn" in lowered) else None  # substring tests: a cheap pre-check
+        if ctx:
+            # A small number after errno is an OS errno (11 = EAGAIN), even on an HCCL line.
+            small_ok = 0 < n < 100 and "errno" not in ctx.group().lower() and c.hccl_line(start)
+            if 100000 <= n < 1000000 or small_ok:
                 c.add(str(n), start, (start, end), "code-context")
         elif len(digits) == 6 and digits[0] in "12345" and not _word(text, start - 1, ":/#-") \
                 and not _word(text, end, ":") and digits in table:
@@ -356,7 +396,10 @@ def explain_text(text: str) -> list[Finding]:
         if _word(text, start - 1, "/.-") or _word(text, end, "/") or \
                 (text[end:end + 1] == "." and _word(text, end + 1, "")):
             continue
-        if (code[0] == "E" and code[:2] in modules) or code in table:
+        # An unknown code counts only in the form CANN prints it: "EE8888: ...", "EZ9999[PID ...]", "(EZ1001)".
+        printed = _PRINTED_AFTER.match(text, end) is not None or (text[start - 1:start] == "(" and
+                                                                   text[end:end + 1] == ")")
+        if code in table or (code[0] == "E" and code[:2] in modules and printed):
             c.add(code, start, (start, end), "e-code")
     for m in _ERR_IN_TEXT.finditer(text):
         if _word(text, m.start() - 1, "") or text[m.end():m.end() + 1].isdigit():
@@ -364,6 +407,8 @@ def explain_text(text: str) -> list[Finding]:
         c.add(m.group(), m.start(), m.span(), "err-code")
     for phrase, code in _torch_npu_phrases().items():
         for m in re.finditer(re.escape(phrase), text):
+            if _word(text, m.start() - 1, "") or _word(text, m.end(), ""):  # FORCE STOPPED is not FORCE STOP
+                continue
             c.add(code, m.start(), m.span(), "torch_npu-message")
     return sorted(c.found.values(), key=lambda f: (f.tier, f.line))
 
