@@ -273,6 +273,8 @@ def test_torch_npu_missing_suggests_the_release_for_installed_torch(tmp_path):
         ("8.0.RC1", "error", "torch-npu==2.1.0.post4"),  # older CANN than torch_npu was built for
         ("8.1.RC1", "warn", "torch-npu==2.1.0.post12"),  # newer CANN: untested; the line has a release for it
         ("8.0.RC10", "warn", "Install CANN 8.0.RC2"),  # no prefix matching: RC10 is not RC1
+        ("8.0.RC2.1", "ok", ""),  # a patch release of the official pair
+        ("8.0.RC2.1.2", "ok", ""),
     ],
 )
 def test_torch_npu_cann_pairing(tmp_path, cann, status, fix_part):
@@ -280,6 +282,27 @@ def test_torch_npu_cann_pairing(tmp_path, cann, status, fix_part):
     result = by_id(run_checks(probe(tmp_path, sourced_env(toolkit))))["torch_npu_cann"]
     assert result.status == status, result
     assert fix_part in result.fix
+
+
+def test_cann_patch_release_of_the_validated_one_is_ok(tmp_path):
+    toolkit = make_toolkit(tmp_path, "8.2.RC1.1")
+    result = by_id(run_checks(probe(tmp_path, sourced_env(toolkit), torch="2.6.0+cpu", torch_npu="2.6.0")))
+    pairing = result["torch_npu_cann"]
+    assert pairing.status == "ok", pairing
+    assert "patch release of its official pair CANN 8.2.RC1" in pairing.found
+    # The patch is of the release, not of every release of its series.
+    toolkit = make_toolkit(tmp_path / "other", "8.2.RC2.1")
+    result = by_id(run_checks(probe(tmp_path / "other", sourced_env(toolkit), torch="2.6.0+cpu", torch_npu="2.6.0")))
+    assert result["torch_npu_cann"].status == "warn"
+
+
+def test_older_cann_fix_names_the_release_once(tmp_path):
+    # torch_npu 2.9.0 has one pair (CANN 8.5.0) and no release of its line for 8.3.RC1.
+    toolkit = make_toolkit(tmp_path, "8.3.RC1")
+    result = by_id(run_checks(probe(tmp_path, sourced_env(toolkit), torch="2.9.0+cpu", torch_npu="2.9.0")))
+    pairing = result["torch_npu_cann"]
+    assert pairing.status == "error", pairing
+    assert pairing.fix == "Install CANN 8.5.0."
 
 
 def test_torch_npu_release_not_in_matrix(tmp_path):
@@ -314,6 +337,14 @@ def test_driver_compat_tokens_match_exactly(tmp_path):
     toolkit = make_toolkit(tmp_path, "8.0.RC2", inner="V100R001C1SPC001B200")
     make_driver(tmp_path, compat="[V100R001C18]")
     assert by_id(run_checks(probe(tmp_path, sourced_env(toolkit))))["driver"].status == "warn"
+
+
+@pytest.mark.parametrize("content", ["\x00\x01garbage\n", "Version=not-a-version\n", ""])
+def test_unreadable_driver_version_file_warns(tmp_path, content):
+    write(tmp_path / ASCEND / "driver" / "version.info", content)
+    result = by_id(run_checks(probe(tmp_path, {})))["driver"]
+    assert result.status == "warn", result
+    assert "no readable Version" in result.found and "reinstall" in result.fix
 
 
 @pytest.mark.parametrize(("fw", "status"), [("7.5.0.1.129", "ok"), ("7.0.0.5.242", "ok"), ("7.7.0.1.231", "error"),
@@ -364,6 +395,44 @@ def test_missing_driver_library_names_the_driver_directory(healthy):
     assert str(root / ASCEND / "driver" / "lib64" / "driver") in result.fix
 
 
+def compile_library(path: Path, body: str) -> Path:
+    """A real shared library whose constructor runs ``body`` (C), built with the system C compiler."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to build a misbehaving shared library")
+    source = write(path.with_suffix(".c"), "#include <stdlib.h>\n#include <unistd.h>\n"
+                   f"__attribute__((constructor)) static void init(void) {{ {body} }}\n")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(path), str(source)], check=True, capture_output=True)
+    return path
+
+
+def test_library_whose_constructor_aborts_is_reported_not_suffered(tmp_path):
+    toolkit = make_toolkit(tmp_path, "8.0.RC2")
+    compile_library(tmp_path / "build" / "libascendcl.so", "abort();")
+    shutil.copy(tmp_path / "build" / "libascendcl.so", toolkit / "lib64" / "libascendcl.so")
+    driver_lib = make_driver(tmp_path)
+    # In this process: without the loader subprocess the abort would end the test run here.
+    result = by_id(run_checks(probe(tmp_path, sourced_env(toolkit, driver_lib)), full=True))["libraries"]
+    assert result.status == "error"
+    assert result.found == "cannot load libascendcl.so (SIGABRT)"
+    assert "SIGABRT" in result.details["libascendcl.so"]
+    assert str(toolkit / "lib64" / "libascendcl.so") in result.fix
+    # The libraries after the crashing one are still tried.
+    assert result.details["libhccl.so"].startswith("loaded") and result.details["libascend_hal.so"].startswith("loaded")
+
+
+@pytest.mark.slow
+def test_library_loader_survives_crashes_and_hangs(tmp_path):
+    crash = compile_library(tmp_path / "libcrash.so", "abort();")
+    hang = compile_library(tmp_path / "libhang.so", "sleep(600);")
+    results = checks._load_libraries([str(crash), str(REAL_SO), str(hang), str(tmp_path / "missing.so")], timeout=3)
+    assert "SIGABRT" in results[str(crash)]
+    assert results[str(REAL_SO)] is None
+    assert "did not finish within 3 s" in results[str(hang)]
+    assert "missing.so" in results[str(tmp_path / "missing.so")]  # the loader's own message
+
+
 # --- npu-smi ---------------------------------------------------------------------------------------------------
 
 
@@ -375,6 +444,53 @@ def test_parse_recorded_npu_smi_output():
     assert report.chips[2].bus_id == "0000:81:00.0"
     assert (report.chips[0].memory_used_mb, report.chips[0].memory_total_mb, report.chips[0].memory_kind) == (
         3300, 65536, "HBM")
+
+
+def test_parse_atlas_a3_npu_smi_output():
+    # A3 / 910C: two chips per card, and the chip row carries a second id ("Chip Phy-ID").
+    report = parse_npu_smi_info((FIXTURES / "npu_smi_info_a3.txt").read_text())
+    assert report.version == "25.2.rc1"
+    assert [(c.npu, c.chip, c.phy_id) for c in report.chips] == [(n, c, 2 * n + c) for n in range(4) for c in (0, 1)]
+    assert report.chips[3].bus_id == "0000:9B:00.0"
+    assert (report.chips[3].memory_used_mb, report.chips[3].memory_total_mb) == (3366, 65536)
+    # The A2 layout has no second id.
+    assert parse_npu_smi_info((FIXTURES / "npu_smi_info_910b.txt").read_text()).chips[0].phy_id is None
+
+
+@pytest.fixture
+def atlas_a3(tmp_path):
+    toolkit = make_toolkit(tmp_path, "8.0.RC2")
+    driver_lib = make_driver(tmp_path)
+    make_firmware(tmp_path)
+    fake_npu_smi(tmp_path / "bin", (FIXTURES / "npu_smi_info_a3.txt").read_text())
+    return tmp_path, sourced_env(toolkit, driver_lib)
+
+
+def test_atlas_a3_machine_lists_its_npus_and_chips(atlas_a3):
+    root, env = atlas_a3
+    result = by_id(run_checks(probe(root, env), full=True))["npu_smi"]
+    assert result.status == "ok", result
+    assert result.found == "4 NPU(s), 8 chip(s): Ascend910, all health OK"
+
+
+@pytest.mark.parametrize(("ids", "status"), [("5", "ok"), ("0,7", "ok"), ("6,8", "error")])
+def test_visible_devices_count_chips_not_cards(atlas_a3, ids, status):
+    # The runtime's logical device ids are per chip: 4 A3 cards are devices 0-7.
+    root, env = atlas_a3
+    result = by_id(run_checks(probe(root, {**env, "ASCEND_RT_VISIBLE_DEVICES": ids}), full=True))["visible_devices"]
+    assert result.status == status, result
+    if status == "error":
+        assert "npu-smi lists 8 chip(s)" in result.found and "below 8" in result.fix
+
+
+def test_npu_smi_printing_bytes_that_are_not_utf8(tmp_path):
+    make_driver(tmp_path)
+    script = fake_npu_smi(tmp_path / "bin", "")
+    (tmp_path / "bin" / "npu-smi.out").write_bytes(b"\xff\xfe\x80garbage \xc3(\n")
+    result = by_id(run_checks(probe(tmp_path, {}), full=True))["npu_smi"]
+    assert result.status == "error", result
+    assert "unreadable output" in result.found and "4 byte(s)" in result.found
+    assert str(script) in result.fix
 
 
 def test_unhealthy_chip_is_an_error(tmp_path):
@@ -420,6 +536,10 @@ def test_npu_smi_absent_with_a_driver_is_an_error(tmp_path):
         ({"ASCEND_RT_VISIBLE_DEVICES": "npu0"}, "error", "comma-separated"),
         ({"CUDA_VISIBLE_DEVICES": "1,2"}, "warn", "export ASCEND_RT_VISIBLE_DEVICES=1,2"),
         ({"ASCEND_RT_VISIBLE_DEVICES": "0,9"}, "error", "below 8"),  # npu-smi lists 8
+        ({"ASCEND_RT_VISIBLE_DEVICES": ""}, "warn", "unset ASCEND_RT_VISIBLE_DEVICES"),  # no device visible
+        ({"ASCEND_RT_VISIBLE_DEVICES": " "}, "warn", "unset ASCEND_RT_VISIBLE_DEVICES"),
+        ({"ASCEND_RT_VISIBLE_DEVICES": "\u0663"}, "error", "comma-separated"),  # ARABIC-INDIC DIGIT THREE
+        ({"ASCEND_RT_VISIBLE_DEVICES": "0,\uff11"}, "error", "comma-separated"),  # FULLWIDTH DIGIT ONE
     ],
 )
 def test_visible_devices(healthy, env, status, fix_part):
@@ -432,6 +552,7 @@ def test_visible_devices(healthy, env, status, fix_part):
 @pytest.mark.parametrize(
     ("env", "status"),
     [({}, "ok"), ({"HCCL_CONNECT_TIMEOUT": "1200"}, "ok"), ({"HCCL_CONNECT_TIMEOUT": "12oo"}, "error"),
+     ({"HCCL_CONNECT_TIMEOUT": "\u0661\u0662\u0660\u0660"}, "error"),
      ({"HCCL_CONNECT_TIMEOUT": "60"}, "warn"), ({"HCCL_CONNECT_TIMEOUT": "9000"}, "warn"),
      ({"RANK_TABLE_FILE": "/etc/rank.json"}, "warn"),
      ({"RANK_TABLE_FILE": "/etc/rank.json", "HCCL_CONNECT_TIMEOUT": "200"}, "warn"),

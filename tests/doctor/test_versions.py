@@ -119,6 +119,13 @@ def test_info_keys_match_exactly_never_by_prefix():
     assert info == {"version": "8.5.0", "path": "/a=b"}
 
 
+def test_info_file_with_a_utf8_bom(tmp_path):
+    path = tmp_path / "ascend_toolkit_install.info"
+    path.write_bytes(b"\xef\xbb\xbfversion=8.2.RC1\ninnerversion=V100R001C22B001\n")
+    assert info_get(read_info(path), "version") == "8.2.RC1"
+    assert parse_info("\ufeffVersion=24.1.rc2\n") == {"Version": "24.1.rc2"}
+
+
 def test_missing_info_file_reads_as_none(tmp_path):
     assert read_info(tmp_path / "nope.info") is None
     assert info_get(None, "version") is None

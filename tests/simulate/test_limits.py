@@ -208,3 +208,19 @@ def test_refuses_torch_older_than_minimum():
         )
     )
     assert "REFUSED: the simulated NPU needs torch >= 2.13 (running 2.11.0+cu130)" in proc.stdout
+
+
+def test_installing_after_the_first_backward_pass_is_a_clear_error():
+    proc = run_python(
+        """
+        import torch
+        torch.ones(2, requires_grad=True).sum().backward()  # autograd sizes its device queues now, without npu
+        from ascend_compat import simulate
+        try:
+            simulate.install()
+        except simulate.SimulationError as exc:
+            print("refused:", exc)
+        """
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "refused: the simulated NPU was installed after this process's first backward pass" in proc.stdout

@@ -18,7 +18,8 @@ _RESET = "\033[0m"
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("doctor", help="check torch, torch_npu, CANN, driver and environment; say what to fix")
-    p.add_argument("--full", action="store_true", help="also load the shared libraries and run `npu-smi info` (slower)")
+    p.add_argument("--full", action="store_true",
+                   help="also load the shared libraries (in a child process) and run `npu-smi info` (slower)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--strict", action="store_true", help=f"exit {EXIT_PROBLEMS} on warnings too")
     p.add_argument("--env-block", action="store_true", help="print only the environment block for a bug report")

@@ -25,7 +25,6 @@ Layouts understood (all documented by Huawei):
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import importlib.metadata
 import json
@@ -33,6 +32,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -92,23 +92,99 @@ def _dist_version(name: str) -> Optional[str]:
 
 
 def _run(argv: list[str], timeout: float) -> tuple[int, str]:
-    """Run ``argv``; (exit status, stdout+stderr). A command that cannot start or hangs reports -1 and why."""
+    """Run ``argv``; (exit status, stdout+stderr). A command that cannot start or hangs reports -1 and why.
+
+    Output is decoded as UTF-8 with undecodable bytes replaced (U+FFFD): a tool printing binary or another encoding
+    must give a readable finding, not an exception.
+    """
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+        proc = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return -1, f"timed out after {timeout:g} s"
     except OSError as exc:
         return -1, str(exc)
-    return proc.returncode, (proc.stdout or "") + (proc.stderr or "")
+    return proc.returncode, (proc.stdout or b"").decode("utf-8", "replace") + (proc.stderr or b"").decode(
+        "utf-8", "replace")
 
 
-def _load_library(path_or_name: str) -> Optional[str]:
-    """dlopen ``path_or_name``; None on success, the loader's message otherwise."""
+#: Seconds the library-loading subprocess may take (a constructor that hangs must not hang the doctor).
+LIBRARY_LOAD_TIMEOUT = 30.0
+
+# Runs in a fresh interpreter: loads each library given on the command line in order, printing one JSON line
+# before (so a crash names the library it happened in) and one after each load.
+_LOAD_SCRIPT = """
+import ctypes, json, sys
+for path in sys.argv[1:]:
+    print(json.dumps(["start", path]), flush=True)
     try:
-        ctypes.CDLL(path_or_name)
+        ctypes.CDLL(path)
+        error = None
     except OSError as exc:
-        return str(exc)
-    return None
+        error = str(exc)
+    print(json.dumps(["done", path, error]), flush=True)
+"""
+
+
+def _signal_name(returncode: int) -> str:
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+def _load_libraries(paths: list[str], timeout: float = LIBRARY_LOAD_TIMEOUT) -> dict[str, Optional[str]]:
+    """dlopen each of ``paths`` (in order, in one child process); per path None on success or why it failed.
+
+    Loading runs in a subprocess because a library's constructor can abort or segfault, which would kill the doctor.
+    When the child dies in a library, that library gets the error (with the signal) and the rest are tried again in
+    a new child, so one crashing library never hides the state of the others.
+    """
+    results: dict[str, Optional[str]] = {}
+    todo = list(dict.fromkeys(paths))
+    while todo:
+        try:
+            proc = subprocess.run([sys.executable, "-I", "-S", "-c", _LOAD_SCRIPT, *todo], capture_output=True,
+                                  timeout=timeout, check=False)
+            out, code, timed_out = proc.stdout, proc.returncode, False
+        except subprocess.TimeoutExpired as exc:
+            out, code, timed_out = exc.stdout or b"", None, True
+        except OSError as exc:
+            for path in todo:
+                results[path] = f"could not start a process to load it: {exc}"
+            break
+        current: Optional[str] = None
+        for line in out.decode("utf-8", "replace").splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue  # a library's constructor may print to stdout
+            if isinstance(record, list) and record[:1] == ["start"] and len(record) == 2:
+                current = record[1]
+            elif isinstance(record, list) and record[:1] == ["done"] and len(record) == 3:
+                results[record[1]] = record[2]
+                current = None
+        if current is None:
+            if code == 0:
+                break
+            # The child died before loading anything (or between libraries): report it on all that are left.
+            why = "timed out" if timed_out else f"the loader process exited with {code}"
+            for path in todo:
+                results.setdefault(path, why)
+            break
+        if timed_out:
+            results[current] = f"loading it did not finish within {timeout:g} s (a constructor hangs)"
+        elif code is not None and code < 0:
+            results[current] = (f"loading it killed the process with {_signal_name(code)} (a constructor in it or "
+                                "in a dependency crashed)")
+        else:
+            results[current] = f"loading it ended the process with exit status {code}"
+        left = [p for p in todo if p not in results]
+        if len(left) == len(todo):  # no progress (a library printed look-alike lines): do not loop forever
+            for path in left:
+                results[path] = f"the loader process exited with {code}"
+            break
+        todo = left
+    return results
 
 
 @dataclass
@@ -120,7 +196,7 @@ class Probe:
     machine: str = field(default_factory=platform.machine)
     python_version: tuple[int, int, int] = field(default_factory=lambda: tuple(sys.version_info[:3]))  # type: ignore[assignment]
     dist_version: Callable[[str], Optional[str]] = _dist_version
-    load_library: Callable[[str], Optional[str]] = _load_library
+    load_libraries: Callable[[list[str]], dict[str, Optional[str]]] = _load_libraries
     run: Callable[[list[str], float], tuple[int, str]] = _run
     disk_usage: Callable[[str], Any] = shutil.disk_usage
     npu_smi_timeout: float = 20.0
@@ -219,6 +295,8 @@ class NpuChip:
     memory_used_mb: Optional[int]
     memory_total_mb: Optional[int]
     memory_kind: str
+    #: Second number of the chip row where there is one: ``Phy-ID`` on Atlas A3 (910C), ``Device`` on 300I Duo.
+    phy_id: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -230,8 +308,11 @@ class NpuSmiReport:
 def parse_npu_smi_info(text: str) -> NpuSmiReport:
     """Parse the table ``npu-smi info`` prints (device rows come in pairs: NPU/name/health, then chip/bus/usage).
 
-    Only the first table is read; the process table after it is ignored. Memory is the last ``used / total`` pair
-    of the second row, which is HBM on training chips and DDR on inference chips (the header says which).
+    The chip row starts with the chip number (Atlas A2: ``| 0 | 0000:C1:00.0 |``) or, on Atlas A3 / 910C and
+    300I Duo, with the chip number and a second id (``| 1  3 | 0000:9B:00.0 |``, header ``Chip Phy-ID`` or
+    ``Chip Device``); there every chip is a device of its own. Only the first table is read; the process table after
+    it is ignored. Memory is the last ``used / total`` pair of the second row, which is HBM on training chips and
+    DDR on inference chips (the header says which).
     """
     version = None
     chips: list[NpuChip] = []
@@ -254,11 +335,13 @@ def parse_npu_smi_info(text: str) -> NpuSmiReport:
         if first and len(cells) >= 2 and re.fullmatch(r"[A-Za-z]+", cells[1] or ""):
             pending = (int(first.group(1)), first.group(2), cells[1])
             continue
-        if pending and re.fullmatch(r"\d+", cells[0]) and len(cells) >= 3:
+        chip_ids = re.fullmatch(r"([0-9]+)(?:\s+([0-9]+))?", cells[0])
+        if pending and chip_ids and len(cells) >= 3:
             pairs = re.findall(r"(\d+)\s*/\s*(\d+)", cells[2])
             used, total = (int(pairs[-1][0]), int(pairs[-1][1])) if pairs else (None, None)
             npu, name, health = pending
-            chips.append(NpuChip(npu, int(cells[0]), name, health, cells[1], used, total, memory_kind))
+            phy = int(chip_ids.group(2)) if chip_ids.group(2) is not None else None
+            chips.append(NpuChip(npu, int(chip_ids.group(1)), name, health, cells[1], used, total, memory_kind, phy))
             pending = None
     return NpuSmiReport(version, chips)
 
@@ -610,16 +693,26 @@ def check_torch_npu_cann(f: Facts) -> Check:
     if tv in paired:
         return Check("torch_npu_cann", title, "ok", f"torch_npu {f.torch_npu} with CANN {tv} (official pair)", why,
                      "", details)
+    base = next((c for c in paired if _is_patch_of(tv, c)), None)
+    if base is not None:
+        return Check("torch_npu_cann", title, "ok", f"torch_npu {f.torch_npu} with CANN {tv} (a patch release of its "
+                     f"official pair CANN {base})", why, "", details)
     want = max(paired)
-    fix = alt_fix or f"Install CANN {want}"
     if tv < min(paired):
         return Check("torch_npu_cann", title, "error",
                      f"CANN {tv} is older than the CANN {want} torch_npu {f.torch_npu} was built for", why,
-                     f"{fix}; or install CANN {want}.", details)
+                     f"{alt_fix}; or install CANN {want}." if alt else f"Install CANN {want}.", details)
     return Check("torch_npu_cann", title, "warn",
                  f"torch_npu {f.torch_npu} was validated with CANN {want}, found CANN {tv}", why,
-                 f"{fix}." if alt else f"Install CANN {want}, or the torch_npu release paired with CANN {tv}.",
+                 f"{alt_fix}." if alt else f"Install CANN {want}, or the torch_npu release paired with CANN {tv}.",
                  details)
+
+
+def _is_patch_of(version: CannVersion, release: CannVersion) -> bool:
+    """``8.2.RC1.1`` is a patch of ``8.2.RC1`` (same release, extra trailing numbers); nothing is a patch of itself."""
+    extra, base_extra = version.key[5], release.key[5]
+    return (version.key[:5] == release.key[:5] and len(extra) > len(base_extra)
+            and extra[:len(base_extra)] == base_extra)
 
 
 def check_driver(f: Facts) -> Check:
@@ -634,6 +727,10 @@ def check_driver(f: Facts) -> Check:
     version = f.driver_version
     details = {"version": version, "file": str(path), "compatible_version": info_get(f.driver, "compatible_version")}
     found = f"driver {version or '(unknown version)'}"
+    if CannVersion.try_parse(version) is None:
+        return Check("driver", title, "warn", f"{found}: {path} has no readable Version", why,
+                     "The file is damaged or not the driver's: reinstall the Ascend HDK npu-driver package "
+                     "(`npu-smi info` also prints the driver version).", details)
     inner = f.toolkit.inner_version if f.toolkit_found and f.toolkit else None
     compat = [a for a, _ in compatible_range(info_get(f.driver, "compatible_version"))]
     m = re.match(r"(V\d+R\d+C\d+)", inner or "")
@@ -735,6 +832,7 @@ def check_libraries(f: Facts) -> Check:
     results: dict[str, str] = {}
     missing: list[str] = []
     fixes: list[str] = []
+    wanted: list[tuple[str, str, str, Optional[Path]]] = []
     for name, owner, rel in LIBRARIES:
         if owner == "nnal" and f.nnal is None:
             continue
@@ -743,20 +841,30 @@ def check_libraries(f: Facts) -> Check:
             if (Path(d) / name).is_file():
                 where = Path(d) / name
                 break
-        error = f.p.load_library(str(where) if where else name)
+        wanted.append((name, owner, rel, where))
+    # One child process loads them all, in torch_npu's order (a crash there is reported, not suffered).
+    loaded = f.p.load_libraries([str(where) if where else name for name, _, _, where in wanted])
+    for name, owner, rel, where in wanted:
+        error = loaded.get(str(where) if where else name, "not tried (the loader stopped early)")
         if error is None:
             results[name] = f"loaded ({where or 'system search path'})"
             continue
         results[name] = error
-        missing.append(name)
+        crash = re.search(r"killed the process with (\S+)|did not finish", error)
+        missing.append(name + (f" ({crash.group(1) or 'hangs'})" if crash else ""))
         expected = _library_home(f, owner, rel, name)
-        if where is not None:
+        if where is not None and crash:
+            fixes.append(f"{name} at {where} {error}: reinstall its package; check that LD_LIBRARY_PATH does not mix "
+                         "two CANN versions")
+        elif where is not None:
             fixes.append(f"{name} at {where} does not load ({error}): reinstall its package or add its dependencies "
                          "to LD_LIBRARY_PATH")
         elif expected is not None:
             fixes.append(f"{name} exists at {expected} but is not on LD_LIBRARY_PATH: "
                          + ("export LD_LIBRARY_PATH=" + str(expected.parent) + ":$LD_LIBRARY_PATH" if owner == "driver"
                             else f"source {_set_env_script(f) if owner == 'toolkit' else _nnal_set_env(f)}"))
+        elif "killed the process" in error or "did not finish" in error:
+            fixes.append(f"{name} (found on the system search path) {error}: reinstall its package")
         else:
             fixes.append(f"{name} is not installed: install the {owner} package")
     if missing:
@@ -793,6 +901,14 @@ def check_npu_smi(f: Facts) -> Check:
     assert f.npu_smi is not None
     code, out, report = f.npu_smi
     tail = out.strip().splitlines()[-1] if out.strip() else ""
+    garbled = out.count("\ufffd")  # bytes that were not UTF-8 (see _run)
+    if garbled and not report.chips:
+        return Check("npu_smi", title, "error",
+                     f"`npu-smi info` (exit {code}) printed unreadable output ({garbled} byte(s) that are not UTF-8 "
+                     "text)", why,
+                     f"Run `{f.npu_smi_path} info` by hand: a corrupt or wrong-architecture npu-smi, or a driver "
+                     "that does not match the card, prints garbage; reinstall the driver package that ships it.",
+                     {"path": f.npu_smi_path, "output_start": out[:200]})
     if code != 0:
         return Check("npu_smi", title, "error", f"`npu-smi info` failed (exit {code}): {tail}", why,
                      "Check that the driver is loaded (lsmod | grep drv_), that /dev/davinci* are visible (docker "
@@ -826,8 +942,9 @@ def check_npu_smi(f: Facts) -> Check:
 
 def check_visible_devices(f: Facts) -> Check:
     title = "Visible devices"
-    why = ("Ascend selects devices with ASCEND_RT_VISIBLE_DEVICES (comma-separated ascending NPU ids); "
-           "CUDA_VISIBLE_DEVICES is ignored by the NPU runtime.")
+    why = ("Ascend selects devices with ASCEND_RT_VISIBLE_DEVICES (comma-separated ascending logical device ids, "
+           "one per chip: an Atlas A3 / 910C or 300I Duo card has two); CUDA_VISIBLE_DEVICES is ignored by the NPU "
+           "runtime.")
     env = f.p.env
     ascend = env.get("ASCEND_RT_VISIBLE_DEVICES")
     cuda = env.get("CUDA_VISIBLE_DEVICES")
@@ -838,8 +955,13 @@ def check_visible_devices(f: Facts) -> Check:
                          f"export ASCEND_RT_VISIBLE_DEVICES={cuda}  (or run under `ascend-compat run`, which "
                          "translates it)")
         return Check("visible_devices", title, "ok", "ASCEND_RT_VISIBLE_DEVICES not set (all devices visible)", why)
+    if not ascend.strip():
+        return Check("visible_devices", title, "warn", "ASCEND_RT_VISIBLE_DEVICES is set but empty: no device is "
+                     "visible", why, "unset ASCEND_RT_VISIBLE_DEVICES (all devices visible) or list ids, e.g. "
+                     "export ASCEND_RT_VISIBLE_DEVICES=0,1")
     parts = [s.strip() for s in ascend.split(",")]
-    if not all(re.fullmatch(r"\d+", s) for s in parts):
+    # ASCII digits only: int() also reads other scripts' digits ("\u0663"), which the runtime does not.
+    if not all(re.fullmatch(r"[0-9]+", s) for s in parts):
         return Check("visible_devices", title, "error", f"ASCEND_RT_VISIBLE_DEVICES={ascend!r} is not a list of ids",
                      why, "Use comma-separated integers, e.g. ASCEND_RT_VISIBLE_DEVICES=0,1")
     ids = [int(s) for s in parts]
@@ -848,12 +970,12 @@ def check_visible_devices(f: Facts) -> Check:
                      f"export ASCEND_RT_VISIBLE_DEVICES={','.join(str(i) for i in sorted(set(ids)))}")
     smi = f.npu_smi if "npu_smi" in f.__dict__ else None  # only when --full already ran npu-smi
     if smi and smi[0] == 0 and smi[2].chips:
-        count = len({c.npu for c in smi[2].chips})
+        count = len(smi[2].chips)  # logical device ids count chips, not cards
         bad = [i for i in ids if i >= count]
         if bad:
             return Check("visible_devices", title, "error",
-                         f"ASCEND_RT_VISIBLE_DEVICES={ascend} names device(s) {bad}; npu-smi lists {count}", why,
-                         f"Use ids below {count}.")
+                         f"ASCEND_RT_VISIBLE_DEVICES={ascend} names device(s) {bad}; npu-smi lists {count} chip(s)",
+                         why, f"Use ids below {count}.")
     if ids != sorted(ids):
         return Check("visible_devices", title, "warn", f"ASCEND_RT_VISIBLE_DEVICES={ascend} is not ascending", why,
                      f"export ASCEND_RT_VISIBLE_DEVICES={','.join(str(i) for i in sorted(ids))}")
@@ -875,7 +997,7 @@ def check_hccl_timeout(f: Facts) -> Check:
                          f"export HCCL_CONNECT_TIMEOUT={HCCL_RANK_TABLE_MIN_TIMEOUT}  (torch_npu recommends >= "
                          f"{HCCL_RANK_TABLE_MIN_TIMEOUT} s with a rank table)")
         return Check("hccl_timeout", title, "ok", f"not set (default {lo} s)", why)
-    if not re.fullmatch(r"\s*\d+\s*", raw):
+    if not re.fullmatch(r"\s*[0-9]+\s*", raw):
         return Check("hccl_timeout", title, "error", f"HCCL_CONNECT_TIMEOUT={raw!r} is not a whole number of seconds",
                      why, f"export HCCL_CONNECT_TIMEOUT={lo}  (or larger for many nodes)")
     value = int(raw)

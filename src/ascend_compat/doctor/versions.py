@@ -218,7 +218,7 @@ def parse_info(text: str) -> dict[str, str]:
     the driver writes ``Version=`` and ``Innerversion=``, the toolkit ``version=`` and ``innerversion=``.
     """
     out: dict[str, str] = {}
-    for line in text.splitlines():
+    for line in text.removeprefix("\ufeff").splitlines():  # a BOM from an editor must not hide the first key
         line = line.strip()
         if not line or line.startswith("#"):
             continue
@@ -236,9 +236,9 @@ def parse_info(text: str) -> dict[str, str]:
 
 
 def read_info(path: Path) -> Optional[dict[str, str]]:
-    """:func:`parse_info` of the file at ``path``; None when it is missing or unreadable."""
+    """:func:`parse_info` of the file at ``path`` (UTF-8, with or without a BOM); None when missing or unreadable."""
     try:
-        return parse_info(Path(path).read_text(encoding="utf-8", errors="replace"))
+        return parse_info(Path(path).read_text(encoding="utf-8-sig", errors="replace"))
     except OSError:
         return None
 
