@@ -131,14 +131,19 @@ def by_id(results: list[checks.Check]) -> dict[str, checks.Check]:
     return {c.id: c for c in results}
 
 
-@pytest.fixture
-def healthy(tmp_path):
-    """An Atlas A2 host with CANN 8.0.RC2 sourced, torch_npu 2.1.0.post6 (its official pair) and 8 healthy NPUs."""
+def _machine(tmp_path, npu_smi_output: str):
+    """A host with CANN 8.0.RC2 sourced, its driver and firmware, and ``npu-smi`` printing the named fixture."""
     toolkit = make_toolkit(tmp_path, "8.0.RC2")
     driver_lib = make_driver(tmp_path)
     make_firmware(tmp_path)
-    fake_npu_smi(tmp_path / "bin", (FIXTURES / "npu_smi_info_910b.txt").read_text())
+    fake_npu_smi(tmp_path / "bin", (FIXTURES / npu_smi_output).read_text())
     return tmp_path, sourced_env(toolkit, driver_lib)
+
+
+@pytest.fixture
+def healthy(tmp_path):
+    """An Atlas A2 host with CANN 8.0.RC2 sourced, torch_npu 2.1.0.post6 (its official pair) and 8 healthy NPUs."""
+    return _machine(tmp_path, "npu_smi_info_910b.txt")
 
 
 # --- a healthy machine -----------------------------------------------------------------------------------------
@@ -459,11 +464,7 @@ def test_parse_atlas_a3_npu_smi_output():
 
 @pytest.fixture
 def atlas_a3(tmp_path):
-    toolkit = make_toolkit(tmp_path, "8.0.RC2")
-    driver_lib = make_driver(tmp_path)
-    make_firmware(tmp_path)
-    fake_npu_smi(tmp_path / "bin", (FIXTURES / "npu_smi_info_a3.txt").read_text())
-    return tmp_path, sourced_env(toolkit, driver_lib)
+    return _machine(tmp_path, "npu_smi_info_a3.txt")
 
 
 def test_atlas_a3_machine_lists_its_npus_and_chips(atlas_a3):
