@@ -18,6 +18,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Optional
 
+from ascend_compat.doctor.versions import PyVersion
+
 try:  # packaging compares PEP 440 versions exactly; the small fallback below covers the forms the data uses.
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
     from packaging.version import InvalidVersion, Version
@@ -38,37 +40,16 @@ class ModelError(ValueError):
 
 # -- versions ---------------------------------------------------------------------------------------------------------
 
-_PEP440 = re.compile(
-    r"v?(?P<release>\d+(?:\.\d+)*)(?:[-_.]?(?P<pre>a|b|rc|alpha|beta|c)[-_.]?(?P<pre_n>\d*))?"
-    r"(?:[-_.]?(?:post|rev|r)[-_.]?(?P<post>\d*))?(?:[-_.]?dev[-_.]?(?P<dev>\d*))?(?:\+[a-z0-9.]+)?$",
-    re.IGNORECASE,
-)
-_PRE_RANK = {"a": 0, "alpha": 0, "b": 1, "beta": 1, "c": 2, "rc": 2}
-_INF = float("inf")
-
-
 def public_version(text: str) -> str:
     """``text`` without its local label (``0.9.1+empty`` → ``0.9.1``: vLLM built for a plugin carries one)."""
     return text.strip().split("+", 1)[0]
 
 
 def _fallback_key(text: str) -> Optional[tuple]:
-    """A sort key of a PEP 440 version (release, pre, post, dev), or None when it does not parse."""
-    m = _PEP440.match(public_version(text))
-    if m is None:
-        return None
-    release = tuple(int(x) for x in m.group("release").split("."))
-    release += (0,) * (6 - len(release))
-    pre, post, dev = m.group("pre"), m.group("post"), m.group("dev")
-    if pre:
-        pre_key: tuple = (0, _PRE_RANK[pre.lower()], int(m.group("pre_n") or 0))
-    elif dev is not None and post is None:
-        pre_key = (-1, 0, 0)  # 1.0.dev1 sorts before 1.0a1
-    else:
-        pre_key = (1, 0, 0)
-    post_key = int(post or 0) if post is not None else -1
-    dev_key = int(dev or 0) if dev is not None else _INF
-    return (release, pre_key, post_key, dev_key)
+    """A sort key of a PEP 440 version (release, pre, post, dev), or None when it does not parse: the doctor's
+    parser, used where ``packaging`` is absent."""
+    v = PyVersion.try_parse(public_version(text))
+    return v.key if v is not None else None
 
 
 def version_key(text: str) -> Optional[Any]:
