@@ -151,3 +151,18 @@ def test_list_rules_names_the_triton_rules() -> None:
     for code in sorted(TRITON_CODES):
         assert code in out
     assert "triton-grid-limit" in out
+
+
+def test_every_definition_of_a_kernel_name_is_checked_and_old_math_names_are_flagged() -> None:
+    body = (
+        "if hasattr(tl, 'extra'):\n"
+        "    @triton.jit\n"
+        "    def k(x):\n"
+        "        return tl.extra.cuda.libdevice.tanh(x)\n"
+        "else:\n"
+        "    @triton.jit\n"
+        "    def k(x):\n"
+        "        return tl.math.tanh(x) + tl.math.max(x, 0) + tl.math.exp(x)\n"  # exp is core; tanh, max were libdevice
+    )
+    found = [(f.line, f.code) for f in scan_python("k.py", HEADER + body).findings if f.code in TRITON_CODES]
+    assert found == [(7, "AC421"), (11, "AC421"), (11, "AC421")]

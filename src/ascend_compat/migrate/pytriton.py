@@ -260,10 +260,12 @@ class TritonChecks:
         tree = self.s.tree
         if "jit" not in self.s.src.text:
             return
-        kernels = {n.name: n for n in _function_defs(tree) if _is_kernel(self.s, n)}
+        kernels = [n for n in _function_defs(tree) if _is_kernel(self.s, n)]
         if not kernels:
             return  # most files that import triton define no kernel: no scope analysis for them
-        for fn in kernels.values():
+        # Every definition is checked: a file may define one kernel name twice (per Triton version, say).
+        kernel_ids, names = {id(n) for n in kernels}, {getattr(n, "name", "") for n in kernels}
+        for fn in kernels:
             self.kernel(fn)
         scopes: list[tuple[ast.AST, _Scope]] = [(tree, _Scope(tree, None))]
         i = 0
@@ -271,11 +273,11 @@ class TritonChecks:
             node, scope = scopes[i]
             i += 1
             for n in _own_nodes(node):
-                if isinstance(n, _SCOPES) and not (isinstance(n, ast.FunctionDef) and kernels.get(n.name) is n):
+                if isinstance(n, _SCOPES) and id(n) not in kernel_ids:
                     scopes.append((n, _Scope(n, scope)))
                 elif isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript):
                     target = n.func.value
-                    if isinstance(target, ast.Name) and target.id in kernels and not _rebound(scope, target.id):
+                    if isinstance(target, ast.Name) and target.id in names and not _rebound(scope, target.id):
                         self.launch(n, target.id, n.func.slice, scope)
 
     # -- inside a kernel --
