@@ -30,8 +30,9 @@ def test_a_layer_that_computes_differently_on_the_npu_is_the_first_divergence(si
 
     report = compare(lambda: _mlp(torch, TanhOffOnNpu()), target="npu")
     assert report.target == "npu" and report.reference == "cpu" and report.simulated
-    assert [r.name for r in report.layers] == ["fc1", "act", "fc2", "relu", "out"]  # execution order
-    assert _status(report) == {"fc1": True, "act": False, "fc2": False, "relu": False, "out": False}
+    assert [r.name for r in report.layers] == ["fc1", "act", "fc2", "relu", "out", "(model)"]  # run order, root last
+    assert _status(report) == {"fc1": True, "act": False, "fc2": False, "relu": False, "out": False,
+                               "(model)": False}
     first = report.first_divergence
     assert first.name == "act" and first.module_type == "TanhOffOnNpu" and first.inputs_ok is True
     max_abs, max_rel, cosine = first.worst()
@@ -45,7 +46,7 @@ def test_a_clean_model_matches_forward_and_backward(sim):
     torch = sim
     report = compare(lambda: _mlp(torch, torch.nn.GELU()), target="npu", backward=True)
     assert report.ok and report.first_divergence is None and report.first_backward_divergence is None
-    assert len(report.layers) == 5 and all(r.ok for r in report.layers)
+    assert len(report.layers) == 6 and all(r.ok for r in report.layers)
     assert {d.path for d in report.param_grads} == {f"{m}.{p}" for m in ("fc1", "fc2", "out")
                                                      for p in ("weight", "bias")}  # fmt: skip
     assert next(r.name for r in report.grads) == "out"  # backward execution order: the last module first
@@ -160,3 +161,20 @@ def test_missing_inputs_and_bad_factories_are_clear_errors(sim):
         compare(lambda: torch.nn.Linear(2, 2))
     with pytest.raises(TypeError, match=r"nn\.Module"):
         compare(lambda: 42, inputs=torch.zeros(2))
+
+
+def test_a_difference_in_the_models_own_forward_is_named_as_the_model(sim):
+    torch = sim
+
+    class OwnCode(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            y = self.fc(x)
+            return y + 1 if y.device.type == "npu" else y  # no submodule: the root's own code differs
+
+    report = compare(lambda: (OwnCode(), torch.randn(2, 4)), target="npu")
+    assert _status(report) == {"fc": True, "(model)": False}
+    assert report.first_divergence.name == "(model)" and report.first_divergence.module_type == "OwnCode"

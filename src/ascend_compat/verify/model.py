@@ -219,9 +219,10 @@ def _run_side(model: Any, args: tuple, kwargs: dict, device: str, backward: bool
 
         return hook
 
+    # The root too ("(model)"): a divergence in its own forward, between its children, is then named as well; it
+    # finishes last, so any child that diverged is still reported first.
     for name, module in m.named_modules():
-        if module is not m:
-            handles.append(module.register_forward_hook(make_hook(name), with_kwargs=True))
+        handles.append(module.register_forward_hook(make_hook(name or "(model)"), with_kwargs=True))
     try:
         torch.manual_seed(seed)
         with torch.set_grad_enabled(backward):
