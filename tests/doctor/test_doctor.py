@@ -360,6 +360,13 @@ def test_firmware_within_driver_range(tmp_path, fw, status):
     assert by_id(run_checks(probe(tmp_path, {})))["firmware"].status == status
 
 
+def test_unreadable_firmware_version_warns(tmp_path):
+    make_driver(tmp_path, fw_range="[7.0.0,7.5.99]")
+    write(tmp_path / ASCEND / "firmware" / "version.info", "Version=garbage\n")
+    result = by_id(run_checks(probe(tmp_path, {})))["firmware"]
+    assert result.status == "warn" and "no readable Version" in result.found, result
+
+
 # --- environment, libraries ------------------------------------------------------------------------------------
 
 

@@ -772,7 +772,10 @@ def check_firmware(f: Facts) -> Check:
                          f"{', '.join(f'[{a}, {b}]' for a, b in ranges)}", why,
                          "Install the firmware from the same HDK release as the driver, then reboot.", details)
         return Check("firmware", title, "ok", f"firmware {version} (within the driver's range)", why, "", details)
-    return Check("firmware", title, "ok", f"firmware {version or '(unknown version)'}", why, "", details)
+    if fw is None:  # an unreadable version cannot be checked against the driver's range
+        return Check("firmware", title, "warn", f"firmware {version or '(unknown version)'}: {path} has no readable "
+                     "Version", why, "Reinstall the npu-firmware package of the driver's HDK release.", details)
+    return Check("firmware", title, "ok", f"firmware {version}", why, "", details)
 
 
 def _ld_dirs(f: Facts) -> list[str]:
