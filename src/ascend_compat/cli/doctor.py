@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ascend_compat._style import paint
+
 SCHEMA_VERSION = 1
 #: Exit codes: an error (or, with --strict, a warning) was found.
 EXIT_PROBLEMS = 1
 
-_COLORS = {"ok": "\033[32m", "warn": "\033[33m", "error": "\033[31m", "skip": "\033[90m"}
-_RESET = "\033[0m"
 
 
 def add_parser(sub: Any) -> None:
@@ -40,9 +40,7 @@ def render(checks: list[Any], env: dict[str, Any], color: bool) -> str:
     width = max((len(c.title) for c in checks), default=10)
     lines = []
     for c in checks:
-        tag = f"{c.status.upper():5}"
-        if color:
-            tag = f"{_COLORS.get(c.status, '')}{tag}{_RESET}"
+        tag = paint(f"{c.status.upper():5}", c.status, color)
         lines.append(f"{tag} {c.title:<{width}}  {c.found}")
         if c.status in ("warn", "error"):
             if c.why:

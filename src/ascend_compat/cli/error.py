@@ -8,6 +8,8 @@ import sys
 import textwrap
 from typing import Any
 
+from ascend_compat._style import paint
+
 EXIT_UNKNOWN = 1  # a code that is not in the table (its family is still printed)
 EXIT_USAGE = 2  # an argument that is not an error code at all
 
@@ -21,10 +23,6 @@ def add_parser(sub: Any) -> None:
                    help="numeric code, E-code, ERR code, or constant name (ACL_ERROR_RT_DEVICE_OOM)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=main)
-
-
-def _style(text: str, code: str, color: bool) -> str:
-    return f"\033[{code}m{text}\033[0m" if color else text
 
 
 def format_explanation(exp: dict[str, Any], color: bool, indent: str = "  ") -> list[str]:
@@ -43,10 +41,10 @@ def format_explanation(exp: dict[str, Any], color: bool, indent: str = "  ") -> 
 def format_header(code: str, exp: dict[str, Any] | None, family: str | None, component: str | None,
                   color: bool) -> str:
     if exp is None:
-        return f"{_style(code, '1;33', color)}  unknown code [{family or 'no known family'}" + \
+        return f"{paint(code, 'unknown_code', color)}  unknown code [{family or 'no known family'}" + \
             (f", {component}]" if component else "]")
     name = f"  {exp['name']}" if exp.get("name") else ""
-    return f"{_style(code, '1', color)}{name}  [{exp['family']}, {exp['component']}]"
+    return f"{paint(code, 'bold', color)}{name}  [{exp['family']}, {exp['component']}]"
 
 
 def render(items: list[dict[str, Any]], color: bool) -> str:
@@ -55,7 +53,7 @@ def render(items: list[dict[str, Any]], color: bool) -> str:
     out: list[str] = []
     for item in items:
         if not item["is_code"]:
-            out.append(f"{_style(item['input'], '1;31', color)}  not an error code (expected e.g. 507035, 161002, "
+            out.append(f"{paint(item['input'], 'error', color)}  not an error code (expected e.g. 507035, 161002, "
                        "EZ9999, ERR00100, 7 for an HCCL result, or ACL_ERROR_RT_DEVICE_OOM)")
         elif item["explanation"] is None:
             out.append(format_header(item["code"], None, item["family"], item["component"], color))

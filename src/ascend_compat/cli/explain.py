@@ -29,7 +29,8 @@ def _read(path: str) -> tuple[str, str]:
 
 
 def render(findings: list[Any], source: str, color: bool) -> str:
-    from ascend_compat.cli.error import _style, format_explanation, format_header
+    from ascend_compat._style import paint
+    from ascend_compat.cli.error import format_explanation, format_header
     from ascend_compat.doctor import errors
 
     if not findings:
@@ -51,7 +52,7 @@ def render(findings: list[Any], source: str, color: bool) -> str:
         out.append("")
     unknown = [f.code for f in findings if not f.known]
     if unknown:
-        out.append(_style(f"{len(unknown)} code(s) not in ascend-compat's table: {', '.join(unknown)}", "33", color))
+        out.append(paint(f"{len(unknown)} code(s) not in ascend-compat's table: {', '.join(unknown)}", "warn", color))
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -28,6 +28,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from ascend_compat._style import paint
+
 __all__ = ["STATUSES", "AuditReport", "OpRecorder", "OpUse", "api_candidates", "audit", "classify"]
 
 SCHEMA_VERSION = 1
@@ -181,7 +183,6 @@ class AuditReport:
         }
 
     def format(self, color: bool = False) -> str:
-        colors = {"falls_back": "31", "dtype_unsupported": "33", "unknown": "2", "native": "32"}
         chip = f", chip {self.chip}" if self.chip else ""
         lines = [f"ascend-compat audit: {len(self.ops)} operators (torch_npu {self.line} lists{chip}; "
                  f"ran on {', '.join(self.device_types) or 'no device'})"]
@@ -189,7 +190,7 @@ class AuditReport:
         for o in self.ops:
             label = LABELS[o.status]
             if color:
-                label = f"\033[{colors[o.status]}m{label:<17}\033[0m"
+                label = paint(f"{label:<17}", o.status)
             lines.append(f"  {o.op:<{width}}  {o.count:>6}  {label:<17}  {','.join(o.dtypes) or '-'}  {o.basis}")
         counts = self.by_status()
         lines.append("  " + ", ".join(f"{counts[s]} {LABELS[s]}" for s in STATUSES))

@@ -20,6 +20,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Optional
 
+from ascend_compat._style import paint
 from ascend_compat.ecosystem import quantization
 from ascend_compat.ecosystem.quantization import ModelError, in_spec, public_version, read_model, version_key
 
@@ -423,15 +424,6 @@ def exit_code(report: Mapping[str, Any]) -> int:
     return 0 if report["ready"] else 1
 
 
-_RESET = "\x1b[0m"
-#: The palette of ``check``'s text output.
-_STYLE = {OK: "\x1b[32m", WARN: "\x1b[33m", ERROR: "\x1b[1;31m", SKIP: "\x1b[2m", "dim": "\x1b[2m", "head": "\x1b[1m"}
-
-
-def _paint(text: str, style: str, color: bool) -> str:
-    return f"{_STYLE[style]}{text}{_RESET}" if color else text
-
-
 def render(report: Mapping[str, Any], color: bool = False) -> str:
     """Human-readable form of :func:`readiness`'s result (ANSI colour only when ``color``)."""
     counts = report["counts"]
@@ -439,15 +431,15 @@ def render(report: Mapping[str, Any], color: bool = False) -> str:
              for s in (ERROR, WARN) if counts[s]]
     state = "ready" if report["ready"] else "not ready"
     head = f"vLLM on Ascend: {state}" + (f" ({', '.join(parts)})" if parts else "")
-    lines = [_paint(head, OK if report["ready"] else ERROR, color), ""]
+    lines = [paint(head, OK if report["ready"] else ERROR, color), ""]
     width = max(len(c["id"]) for c in report["checks"])
     pad = " " * (2 + 5 + 2 + width + 2)
     for c in report["checks"]:
-        lines.append(f"  {_paint(c['status'].ljust(5), c['status'], color)}  {c['id'].ljust(width)}  {c['found']}")
+        lines.append(f"  {paint(c['status'].ljust(5), c['status'], color)}  {c['id'].ljust(width)}  {c['found']}")
         if c["fix"] and c["status"] in (WARN, ERROR):
             lines.append(f"{pad}fix: {c['fix']}")
         if c["note"]:
-            lines.append(_paint(f"{pad}note: {c['note']}", "dim", color))
-    lines += ["", _paint(f"data: vllm-ascend releases {report['data']['vllm_ascend_releases']} "
+            lines.append(paint(f"{pad}note: {c['note']}", "dim", color))
+    lines += ["", paint(f"data: vllm-ascend releases {report['data']['vllm_ascend_releases']} "
                          "(vllm-ascend's release compatibility matrix)", "dim", color)]
     return "\n".join(lines)

@@ -14,6 +14,7 @@ from typing import Optional
 from urllib.parse import quote
 
 from ascend_compat import __version__
+from ascend_compat._style import paint
 from ascend_compat.migrate.model import LEVELS, RULES, FileScanned, Finding, Rule, ScanResult
 
 FORMATS = ("text", "json", "markdown", "sarif")
@@ -23,22 +24,9 @@ SARIF_SCHEMA = "https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Sc
 #: Where SARIF viewers send people who want to know more about the tool.
 INFORMATION_URI = "https://pypi.org/project/ascend-compat/"
 
-_RESET = "\x1b[0m"
-_STYLE = {
-    "error": "\x1b[1;31m",
-    "warning": "\x1b[33m",
-    "note": "\x1b[36m",
-    "path": "\x1b[1m",
-    "dim": "\x1b[2m",
-    "ok": "\x1b[32m",
-}
 
 
 # --------------------------------------------------------------------------------------------- shared helpers
-
-
-def _paint(text: str, style: str, color: bool) -> str:
-    return f"{_STYLE[style]}{text}{_RESET}" if color else text
 
 
 def _plural(n: int, word: str) -> str:
@@ -95,23 +83,23 @@ def render_text(result: ScanResult, color: bool = False) -> str:
         if not f.findings:
             continue
         head = f"{f.path} ({f.language}, {_plural(f.lines, 'line')}, {_plural(len(f.findings), 'finding')})"
-        out.append(_paint(head, "path", color))
+        out.append(paint(head, "path", color))
         for x in _by_position(f.findings):
             level = x.effective_level
             out.append(
-                f"{x.path}:{x.line}:{x.col}: {_paint(x.code, level, color)} "
-                f"{_paint(level, level, color)}: {x.message}"
+                f"{x.path}:{x.line}:{x.col}: {paint(x.code, level, color)} "
+                f"{paint(level, level, color)}: {x.message}"
             )
             alt = x.effective_alternative
             hint = f"    -> {alt} [{handled_by(x)}]" if alt else f"    [{handled_by(x)}]"
-            out.append(_paint(hint, "dim", color))
+            out.append(paint(hint, "dim", color))
         out.append("")
     if result.failed:
-        out.append(_paint(f"Not scanned ({_plural(len(result.failed), 'file')} failed):", "error", color))
+        out.append(paint(f"Not scanned ({_plural(len(result.failed), 'file')} failed):", "error", color))
         out.extend(f"  {f.path}: {f.error}" for f in result.failed)
         out.append("")
     if result.skipped:
-        out.append(_paint(f"Skipped ({_plural(len(result.skipped), 'file')}):", "note", color))
+        out.append(paint(f"Skipped ({_plural(len(result.skipped), 'file')}):", "note", color))
         out.extend(f"  {f.path}: {f.reason}" for f in result.skipped)
         out.append("")
     out.extend(_text_summary(result, color))
@@ -121,7 +109,7 @@ def render_text(result: ScanResult, color: bool = False) -> str:
 def _text_summary(result: ScanResult, color: bool) -> list[str]:
     s = result.to_dict()["summary"]
     by_level = ", ".join(
-        _paint(f"{s['by_level'][lv]} {lv}", lv, color and s["by_level"][lv] > 0) for lv in reversed(LEVELS)
+        paint(f"{s['by_level'][lv]} {lv}", lv, color and s["by_level"][lv] > 0) for lv in reversed(LEVELS)
     )
     cats = ", ".join(f"{c} {n}" for c, n in s["by_category"].items() if n) or "none"
     manual = sum(1 for x in result.findings if not x.is_fixable and not x.rule.shim_handles)
@@ -151,11 +139,11 @@ def _text_summary(result: ScanResult, color: bool) -> list[str]:
         rows.append(("unsupported", ", ".join(unsupported[:5]) + more))
     rows.append(("elapsed", f"{result.elapsed_s:.2f} s"))
     width = max(len(k) for k, _ in rows)
-    title = _paint("Summary", "path", color)
+    title = paint("Summary", "path", color)
     if result.failed:
-        title += _paint(" (incomplete: some files could not be scanned)", "error", color)
+        title += paint(" (incomplete: some files could not be scanned)", "error", color)
     elif not result.findings:
-        title += _paint(" (no CUDA-specific code found)", "ok", color)
+        title += paint(" (no CUDA-specific code found)", "ok", color)
     return [title] + [f"  {k.ljust(width)}  {v}" for k, v in rows]
 
 

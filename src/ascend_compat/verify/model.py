@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Union
 
+from ascend_compat._style import paint as style_paint
 from ascend_compat.verify.tolerances import Diff, Tolerance, compare_tensors, model_tolerance
 
 SCHEMA_VERSION = 1
@@ -408,8 +409,8 @@ def compare(
 def render(report: ComparisonReport, color: bool = False, limit: int = 40) -> str:
     """The verdict, the first divergence and the per-layer table (``limit`` rows around the divergence)."""
 
-    def paint(text: str, code: str) -> str:
-        return f"\033[{code}m{text}\033[0m" if color else text
+    def paint(text: str, style: str) -> str:
+        return style_paint(text, style, color)
 
     t = report.tolerance
     lines = [f"verify model {report.model_type} ({report.dtype}): {report.reference} (reference) vs "
@@ -420,7 +421,7 @@ def render(report: ComparisonReport, color: bool = False, limit: int = 40) -> st
     first = report.first_divergence
     if first is not None:
         max_abs, max_rel, cosine = first.worst()
-        lines.append(paint(f"FIRST DIVERGENCE: {first.label} ({first.module_type})", "31")
+        lines.append(paint(f"FIRST DIVERGENCE: {first.label} ({first.module_type})", "error")
                      + f"  max_abs={max_abs:.3e} max_rel={max_rel:.3e} cosine={cosine:.6f}"
                      + (f"  [{first.note}]" if first.note else ""))  # fmt: skip
         if first.inputs_ok is False:
@@ -429,7 +430,7 @@ def render(report: ComparisonReport, color: bool = False, limit: int = 40) -> st
     bwd = report.first_backward_divergence
     if bwd is not None:
         max_abs, max_rel, cosine = bwd.worst()
-        lines.append(paint(f"FIRST BACKWARD DIVERGENCE: {bwd.label} ({bwd.module_type})", "31")
+        lines.append(paint(f"FIRST BACKWARD DIVERGENCE: {bwd.label} ({bwd.module_type})", "error")
                      + f"  max_abs={max_abs:.3e} max_rel={max_rel:.3e} cosine={cosine:.6f}")  # fmt: skip
     rows = report.layers
     start = 0
@@ -440,7 +441,7 @@ def render(report: ComparisonReport, color: bool = False, limit: int = 40) -> st
     lines.append(f"{'#':>4} {'module':<44} {'type':<22} {'status':<8} {'max_abs':>9} {'max_rel':>9} {'cosine':>9}")
     for i, r in enumerate(rows, start):
         max_abs, max_rel, cosine = r.worst()
-        status = paint("ok", "32") + "      " if r.ok else paint("DIVERGED", "31")
+        status = paint("ok", "ok") + "      " if r.ok else paint("DIVERGED", "error")
         mark = " <- first" if r is first else ""
         lines.append(f"{i:>4} {r.label[:44]:<44} {r.module_type[:22]:<22} {status} {max_abs:>9.2e} {max_rel:>9.2e} "
                      f"{cosine:>9.6f}{mark}")  # fmt: skip
@@ -453,5 +454,5 @@ def render(report: ComparisonReport, color: bool = False, limit: int = 40) -> st
         bad = [d for d in report.param_grads if not d.ok]
         lines.append(f"parameter gradients: {len(report.param_grads) - len(bad)}/{len(report.param_grads)} match"
                      + (f" (first differing: {bad[0].path})" if bad else ""))  # fmt: skip
-    lines.append("verdict: " + (paint("MATCH", "32") if report.ok else paint("DIVERGED", "31")))
+    lines.append("verdict: " + (paint("MATCH", "ok") if report.ok else paint("DIVERGED", "error")))
     return "\n".join(lines)

@@ -12,6 +12,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Optional
 
+from ascend_compat._style import paint
 from ascend_compat.verify.tolerances import DTYPES, Diff, compare_tensors, op_tolerance
 
 SCHEMA_VERSION = 1
@@ -371,11 +372,8 @@ def run_ops(
 
 def render(report: OpSuiteReport, color: bool = False) -> str:
     """The pass/fail table as text."""
-    paint = {"pass": "32", "fail": "31", "error": "31", "skipped": "33"}
-
     def status(s: str) -> str:
-        text = f"{s.upper():<7}"
-        return f"\033[{paint[s]}m{text}\033[0m" if color else text
+        return paint(f"{s.upper():<7}", s, color)
 
     head = f"verify ops on {report.device}"
     if report.simulated:
