@@ -62,8 +62,13 @@ def run_python(code: str, env: dict[str, str] | None = None, timeout: int = 300,
 
 def load_tool(name: str) -> ModuleType:
     """A data generator under ``tools/`` (not a package) as a module, e.g. ``load_tool("build_cann_errors")``."""
+    tools = str(ROOT / "tools")
     spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.path.insert(0, tools)  # as when the tool runs as a script: its folder's helpers are importable
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(tools)
     return module

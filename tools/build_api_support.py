@@ -32,6 +32,8 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
+import jsonlines  # tools/jsonlines.py: this folder is first on sys.path when a tool runs
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "src" / "ascend_compat" / "migrate" / "data" / "torch_npu_api_support.json"
 DEFAULT_REFERENCE = Path("/work/shared/reference/torch_npu_api_support")
@@ -196,23 +198,7 @@ def build(ref: Path) -> dict[str, Any]:
 
 def render(data: dict[str, Any]) -> str:
     """Deterministic text: the header and every table entry on its own line."""
-    out = ["{"]
-    items = list(data.items())
-    for i, (key, value) in enumerate(items):
-        comma = "," if i < len(items) - 1 else ""
-        if isinstance(value, dict) and value:
-            out.append(f"{json.dumps(key)}: {{")
-            rows = [f"{json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in value.items()]
-            out.append(",\n".join(rows))
-            out.append("}" + comma)
-        elif isinstance(value, list) and len(value) > 8:
-            out.append(f"{json.dumps(key)}: [")
-            out.append(",\n".join(json.dumps(v, ensure_ascii=False) for v in value))
-            out.append("]" + comma)
-        else:
-            out.append(f"{json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}{comma}")
-    out.append("}")
-    return "\n".join(out) + "\n"
+    return jsonlines.render(data, lambda _, v: bool(v) if isinstance(v, dict) else len(v) > 8)
 
 
 def main(argv: list[str]) -> int:

@@ -34,6 +34,8 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
+import jsonlines  # tools/jsonlines.py: this folder is first on sys.path when a tool runs
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "src" / "ascend_compat" / "doctor" / "data" / "cann_errors.json"
 DEFAULT_REFERENCE = Path("/work/shared/reference/cann_error_codes.json")
@@ -786,18 +788,7 @@ def _sort_key(code: str) -> tuple[int, int, str]:
 
 def render(data: dict[str, Any]) -> str:
     """Deterministic text: the header, then one line per code."""
-    out = ["{"]
-    items = list(data.items())
-    for i, (key, value) in enumerate(items):
-        comma = "," if i < len(items) - 1 else ""
-        if key == "codes":
-            out.append(f"{json.dumps(key)}: {{")
-            out.append(",\n".join(f"{json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in value.items()))
-            out.append("}" + comma)
-        else:
-            out.append(f"{json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}{comma}")
-    out.append("}")
-    return "\n".join(out) + "\n"
+    return jsonlines.render(data, lambda key, _: key == "codes")
 
 
 def main(argv: list[str]) -> int:
