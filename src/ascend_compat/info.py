@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import platform
 import sys
 from typing import Any, Optional
 
+from ascend_compat._dist import version_of
+
 SCHEMA_VERSION = 1
-
-
-def _version(dist: str) -> Optional[str]:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 def collect(backend: Optional[str] = None) -> dict[str, Any]:
@@ -57,9 +51,9 @@ def collect(backend: Optional[str] = None) -> dict[str, Any]:
             "ascend_compat": __version__,
             "python": platform.python_version(),
             "torch": torch.__version__,
-            "torch_npu": _version("torch_npu"),
-            "transformers": _version("transformers"),
-            "accelerate": _version("accelerate"),
+            "torch_npu": version_of("torch_npu"),
+            "transformers": version_of("transformers"),
+            "accelerate": version_of("accelerate"),
         },
         "libraries": libraries.report(),
         "platform": f"{platform.system()} {platform.machine()}",

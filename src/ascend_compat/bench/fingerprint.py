@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import platform
 from typing import Any, Optional
+
+from ascend_compat._dist import version_of
 
 #: Keys every fingerprint has (tests and consumers rely on them).
 KEYS = (
@@ -35,13 +36,6 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine() or "unknown"
-
-
-def _version(dist: str) -> Optional[str]:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 def collect(backend: Optional[str], device: Optional[str]) -> dict[str, Any]:
@@ -75,7 +69,7 @@ def collect(backend: Optional[str], device: Optional[str]) -> dict[str, Any]:
         "platform": f"{platform.system()} {platform.release()} {platform.machine()}",
         "torch": torch.__version__,
         "torch_threads": torch.get_num_threads(),
-        "torch_npu": simulate.TORCH_NPU_VERSION if simulate.is_installed() else _version("torch_npu"),
+        "torch_npu": simulate.TORCH_NPU_VERSION if simulate.is_installed() else version_of("torch_npu"),
         "backend": backend,
         "device": device,
         "simulated": simulate.is_installed(),

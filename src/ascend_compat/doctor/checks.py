@@ -26,7 +26,6 @@ Layouts understood (all documented by Huawei):
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import json
 import os
 import platform
@@ -41,6 +40,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from ascend_compat._dist import version_of
 from ascend_compat.doctor.versions import CannVersion, PyVersion, compatible_range, info_get, read_info
 
 STATUSES = ("ok", "warn", "error", "skip")
@@ -82,13 +82,6 @@ class Check:
 
 # ---------------------------------------------------------------------------------------------------------------
 # Probe: everything that touches the machine
-
-
-def _dist_version(name: str) -> Optional[str]:
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 def _run(argv: list[str], timeout: float) -> tuple[int, str]:
@@ -195,7 +188,7 @@ class Probe:
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     machine: str = field(default_factory=platform.machine)
     python_version: tuple[int, int, int] = field(default_factory=lambda: tuple(sys.version_info[:3]))  # type: ignore[assignment]
-    dist_version: Callable[[str], Optional[str]] = _dist_version
+    dist_version: Callable[[str], Optional[str]] = version_of
     load_libraries: Callable[[list[str]], dict[str, Optional[str]]] = _load_libraries
     run: Callable[[list[str], float], tuple[int, str]] = _run
     disk_usage: Callable[[str], Any] = shutil.disk_usage

@@ -22,8 +22,9 @@ import os
 from types import ModuleType
 from typing import Any, Optional
 
+from ascend_compat._dist import version_of
 from ascend_compat.cuda_shim.ledger import Ledger
-from ascend_compat.ecosystem.patching import LibraryPatch, only_on_npu, register, version_of
+from ascend_compat.ecosystem.patching import LibraryPatch, only_on_npu, register
 
 TESTED = ("deepspeed 0.19.8",)
 

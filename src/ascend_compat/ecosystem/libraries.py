@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ascend_compat._dist import version_of
 from ascend_compat.ecosystem import patching
 
 # Import name -> distribution name of the libraries the ecosystem layer knows.
@@ -27,9 +28,9 @@ def _native(name: str) -> list[str]:
         from ascend_compat.ecosystem import deepspeed
 
         return deepspeed.natively_handled()
-    if name == "accelerate" and patching.version_of("accelerate"):
+    if name == "accelerate" and version_of("accelerate"):
         return ["checks the NPU before CUDA and picks hccl (huggingface/accelerate#3020)"]
-    if name == "vllm_ascend" and patching.version_of("vllm-ascend"):
+    if name == "vllm_ascend" and version_of("vllm-ascend"):
         return ["vLLM's Ascend platform plugin (see `ascend-compat vllm` for the readiness report)"]
     return []
 
@@ -44,7 +45,7 @@ def report() -> list[dict[str, Any]]:
     for name, dist in LIBRARIES.items():
         row: dict[str, Any] = {
             "library": name,
-            "version": patching.version_of(dist),
+            "version": version_of(dist),
             "native": _native(name),
             "patches": [{**p.to_dict(), "state": status.get(p.name, "inactive")} for p in patching.PATCHES
                         if p.library == dist],

@@ -9,7 +9,6 @@ which undoes every applied patch, and cancels the hooks still waiting.
 
 from __future__ import annotations
 
-import importlib.metadata
 import logging
 import threading
 from dataclasses import dataclass
@@ -137,8 +136,3 @@ def only_on_cpu_fallback(backend: Any) -> Optional[str]:
     return None if getattr(backend, "name", None) == "cpu" else "only needed on CPU fallback"
 
 
-def version_of(dist: str) -> Optional[str]:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None

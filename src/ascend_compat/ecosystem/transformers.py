@@ -21,8 +21,9 @@ import warnings
 from types import ModuleType
 from typing import Any, Callable
 
+from ascend_compat._dist import version_of
 from ascend_compat.cuda_shim.ledger import Ledger
-from ascend_compat.ecosystem.patching import LibraryPatch, only_on_cpu_fallback, only_on_npu, register, version_of
+from ascend_compat.ecosystem.patching import LibraryPatch, only_on_cpu_fallback, only_on_npu, register
 
 log = logging.getLogger("ascend_compat")
 TESTED = ("transformers 5.23.0",)

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
+from ascend_compat._dist import version_of
+
 __all__ = ["ASCEND_BACKENDS", "detect", "npu_machine"]
 
 #: Backend names triton-ascend has registered its NPU backend under.
@@ -33,11 +35,8 @@ _LIBDEVICE = (("cann", "triton.language.extra.cann.libdevice"), ("ascend", "trit
 def npu_machine() -> bool:
     """Signs of an NPU machine that need no import: torch_npu installed (or simulated), NPU device nodes, or a
     CANN toolkit in its usual place or named by its environment variables."""
-    try:
-        importlib.metadata.version("torch_npu")
+    if version_of("torch_npu") is not None:
         return True
-    except importlib.metadata.PackageNotFoundError:
-        pass
     if any(os.environ.get(v) for v in ("ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH")):
         return True
     try:

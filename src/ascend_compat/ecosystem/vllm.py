@@ -20,6 +20,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Optional
 
+from ascend_compat._dist import version_of
 from ascend_compat._style import paint
 from ascend_compat.ecosystem import quantization
 from ascend_compat.ecosystem.quantization import ModelError, in_spec, public_version, read_model, version_key
@@ -97,20 +98,14 @@ def _table_range() -> str:
 
 # -- what is installed ------------------------------------------------------------------------------------------------
 
-def _version(dist: str) -> Optional[str]:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
 
 def installed_versions() -> dict[str, Optional[str]]:
     """Versions of vllm, vllm-ascend, torch, torch_npu (None: not installed) and of this Python."""
     return {
-        "vllm": _version("vllm"),
-        "vllm_ascend": _version("vllm-ascend"),
-        "torch": _version("torch"),
-        "torch_npu": _version("torch_npu"),
+        "vllm": version_of("vllm"),
+        "vllm_ascend": version_of("vllm-ascend"),
+        "torch": version_of("torch"),
+        "torch_npu": version_of("torch_npu"),
         "python": platform.python_version(),
     }
 
@@ -352,7 +347,7 @@ def _quant_check(f: quantization.Found, va: Optional[str]) -> Check:
     if m.id.startswith("ascend"):
         flag = quantization.ascend_flag(va)
         notes.append(f"serve it with {flag}" if flag else "vllm-ascend detects it (no --quantization flag needed)")
-    if sup.requires and _version(sup.requires) is None:
+    if sup.requires and version_of(sup.requires) is None:
         return Check("quantization", ERROR, f"{found}: vllm-ascend {va} serves it through {sup.requires}, which is "
                      "not installed", fix=f"pip install {sup.requires}", note="; ".join(notes), source=m.source)
     if f.caveat:
