@@ -171,7 +171,10 @@ def test_ops_on_the_simulated_npu_rows_and_percentiles(sim):
 def test_ops_an_op_the_device_cannot_run_is_reported_on_its_row(sim):
     from ascend_compat import simulate
 
-    simulate.configure(memory_limit=256 * 1024)  # fault: a 512x512 float32 tensor (1 MiB) no longer fits
+    # Fault: a 512x512 float32 tensor (1 MiB) no longer fits. The limit counts what earlier tests of this process
+    # still hold on the device, so it is set above that.
+    in_use = sim.npu.memory_allocated(0)  # "npu" is npu:0 here
+    simulate.configure(memory_limit=in_use + 256 * 1024)
     try:
         report = bench.run_ops(device="npu", sizes=(8, 512), ops=("matmul", "add"), min_time=0, min_iters=1,
                                max_iters=1, warmup=0)  # fmt: skip
