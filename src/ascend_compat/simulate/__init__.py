@@ -155,7 +155,7 @@ def install(
         _check_environment()
         import torch
 
-        from ascend_compat.simulate import _build, _finder
+        from ascend_compat.simulate import _autograd, _build, _finder
 
         ext = _build.load_extension()
         profile = profiles[chip]
@@ -189,25 +189,9 @@ def install(
         )
         TORCH_NPU_VERSION = "{}.{}.0+simulated".format(*torch.__version__.split("+")[0].split(".")[:2])
         _finder.install_finder(TORCH_NPU_VERSION)
+        _autograd.install(torch, ext)
         _CONFIG = new
-        _check_autograd(torch)
         return new
-
-
-def _check_autograd(torch: object) -> None:
-    """autograd sizes its per-device worker queues at the process's first backward pass: if that ran before the
-    npu device existed, every npu backward fails inside autograd. Say so now, in words."""
-    t = torch.ones(1, device="npu", requires_grad=True)  # type: ignore[attr-defined]
-    try:
-        t.sum().backward()
-    except RuntimeError as exc:
-        if "device_ready_queues_" not in str(exc):
-            raise
-        raise SimulationError(
-            "the simulated NPU was installed after this process's first backward pass, so autograd cannot run on "
-            "it: install it first (simulate.install() at start-up, ASCEND_COMPAT_SIMULATE=npu, or "
-            "`ascend-compat run --simulate npu`)"
-        ) from None
 
 
 def configure(

@@ -25,14 +25,17 @@
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/core/impl/alloc_cpu.h>
+#include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/utils/pybind.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <exception>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -1071,6 +1074,41 @@ static void set_fallback_hook(py::object hook) {
   *g_fallback_hook = std::move(hook);
 }
 
+// autograd starts one worker thread per npu device at the process's first backward pass. Each thread takes the
+// GIL once to create its Python thread state; one still starting when the interpreter finalizes is ended inside
+// torch's code (pthread_exit through a noexcept frame: "terminate called without an active exception").
+// Run one backward per device from a fresh native thread, with the GIL released, so that every worker has
+// started and gone idle before install() returns. The tensors and the thread-local state involved are pure C++
+// (no Python objects), so whichever thread drops the last reference to them never needs the GIL.
+// Returns false when autograd's device threads were sized before the npu existed (a backward ran earlier).
+static bool start_autograd_workers() {
+  std::exception_ptr error;
+  bool ready = true;
+  {
+    py::gil_scoped_release no_gil;
+    std::thread warm([&] {
+      try {
+        for (int i = 0; i < g_device_count; ++i) {
+          auto opts = at::TensorOptions().device(kNpu, static_cast<c10::DeviceIndex>(i));
+          auto leaf = at::ones({1}, opts).requires_grad_(true);
+          torch::autograd::backward({leaf.sum()});
+        }
+      } catch (const std::exception& e) {
+        if (std::string(e.what()).find("device_ready_queues_") != std::string::npos) {
+          ready = false;
+        } else {
+          error = std::current_exception();
+        }
+      }
+    });
+    warm.join();
+  }
+  if (error) {
+    std::rethrow_exception(error);
+  }
+  return ready;
+}
+
 }  // namespace sim
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
@@ -1103,6 +1141,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("reset_fallback_counts", &sim::reset_fallback_counts);
   m.def("set_fallback_hook", &sim::set_fallback_hook);
   m.def("route_to_cpu", &sim::route_to_cpu);
+  m.def("start_autograd_workers", &sim::start_autograd_workers);
   m.def("default_generator", [](int d) {
     sim::check_index(d);
     return sim::default_generators()[d];
