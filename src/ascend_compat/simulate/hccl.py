@@ -24,7 +24,6 @@ import torch.distributed as dist
 from ascend_compat.simulate import _state
 
 _C10D = torch._C._distributed_c10d
-_CREATED = False  # whether this process made a simulated hccl group (see _destroy_at_exit)
 
 
 def _cpu(t: torch.Tensor) -> torch.Tensor:
@@ -35,6 +34,26 @@ def _cpu(t: torch.Tensor) -> torch.Tensor:
 
 def _cpu_list(ts: list[torch.Tensor]) -> list[torch.Tensor]:
     return [_cpu(t) for t in ts]
+
+
+def _until_released(args: Any, limit_s: float = 10.0) -> None:
+    """Return once gloo's worker thread has dropped its references to the CPU aliases in ``args``.
+
+    The worker releases a finished work just after completing it. Were Python's wrappers of the aliases gone by
+    then, the worker would free them and need the GIL, which a finalizing interpreter ends the thread for
+    ("terminate called without an active exception" after a script's last collective). Waiting until only
+    Python holds them makes Python's own thread free them; a worker that never lets go is not waited for long.
+    """
+    aliases = [t for t in _flatten(args) if isinstance(t, torch.Tensor)]
+    deadline = time.monotonic() + limit_s
+    while any(t._use_count() > 1 for t in aliases) and time.monotonic() < deadline:
+        time.sleep(0)  # lets the worker run (it needs no GIL to drop a reference Python still shares)
+
+
+def _flatten(value: Any) -> list[Any]:
+    if isinstance(value, (list, tuple)):
+        return [item for v in value for item in _flatten(v)]
+    return [value]
 
 
 def _done(result: Any) -> Any:
@@ -52,6 +71,7 @@ class ProcessGroupHCCLSim(dist.ProcessGroup):
 
     def _run(self, op: Callable[..., Any], result: Any, *args: Any) -> Any:
         op(*args).wait()
+        _until_released(args)
         return _done(result)
 
     def getBackendName(self) -> str:  # noqa: N802 - c10d's name
@@ -160,8 +180,6 @@ class ProcessGroupHCCLSim(dist.ProcessGroup):
 
 
 def _create(opts: Any, backend_options: Any = None) -> ProcessGroupHCCLSim:
-    global _CREATED
-    _CREATED = True
     # The extended creator API hands over the group id, which DeviceMesh and friends read back as group_name.
     pg = ProcessGroupHCCLSim(opts.store, opts.group_rank, opts.group_size, opts.timeout)
     # c10d reads a group's name from its registered backends; a Python group has none, so register the inner
@@ -180,14 +198,6 @@ def _destroy_at_exit() -> None:
             dist.destroy_process_group()
         except Exception:  # at exit, a failed clean-up must not mask the script's own outcome
             pass
-    if _CREATED:
-        # A gloo worker thread drops its reference to a finished work just after completing it; when that is the
-        # last reference, the work's destructor releases the CPU aliases made here in Python and must take the
-        # GIL. A script that ends within a switch interval (5 ms) of its last collective (DeepSpeed's engines
-        # often do) reaches interpreter finalization while that thread still waits for the GIL; finalization
-        # then ends the thread inside the destructor and the process aborts ("terminate called without an
-        # active exception", about one run in two). Releasing the GIL here lets such a thread finish first.
-        time.sleep(0.05)
 
 
 def register() -> None:
