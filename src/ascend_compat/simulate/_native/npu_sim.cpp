@@ -64,7 +64,7 @@ static DeviceStats g_stats[kMaxDevices];
 static thread_local int g_current_device = 0;
 static std::atomic<bool> g_bf16_supported{true};
 static std::atomic<int> g_float64_policy{0};  // 0 allow, 1 warn, 2 error
-static std::string g_chip = "Ascend910B";
+static std::string& g_chip = *new std::string("Ascend910B");
 
 static void check_index(int64_t index) {
   TORCH_CHECK(
@@ -178,8 +178,10 @@ static NpuAllocator g_allocator;
 REGISTER_ALLOCATOR(kNpu, &g_allocator);
 
 // Pinned host memory: ordinary host memory whose pointers are remembered, so is_pinned() answers truly.
-static std::mutex g_pinned_mu;
-static std::unordered_set<const void*> g_pinned;
+// State reached from deleters and kernels lives on the heap and is never destroyed: a tensor freed during static
+// destruction at exit (after this library's statics are gone) must still find it intact.
+static std::mutex& g_pinned_mu = *new std::mutex;
+static std::unordered_set<const void*>& g_pinned = *new std::unordered_set<const void*>;
 
 static void delete_pinned(void* ptr) {
   {
@@ -372,14 +374,15 @@ struct NpuGeneratorImpl final : c10::GeneratorImpl {
 };
 
 static std::vector<at::Generator>& default_generators() {
-  static std::vector<at::Generator> gens = [] {
-    std::vector<at::Generator> v;
+  // Never destroyed (see g_pinned): Python's torch.Generator objects share these and may outlive static destruction.
+  static auto* gens = [] {
+    auto* v = new std::vector<at::Generator>();
     for (int i = 0; i < kMaxDevices; ++i) {
-      v.push_back(at::make_generator<NpuGeneratorImpl>(static_cast<c10::DeviceIndex>(i)));
+      v->push_back(at::make_generator<NpuGeneratorImpl>(static_cast<c10::DeviceIndex>(i)));
     }
     return v;
   }();
-  return gens;
+  return *gens;
 }
 
 static at::Generator cpu_generator_for(const c10::IValue& value, int dev) {
@@ -505,11 +508,11 @@ static at::Tensor wrap_output(const at::Tensor& cpu, int dev) {
 // Simulated unsupported ops and float64 policy
 // ----------------------------------------------------------------------------------------------------------
 
-static std::shared_mutex g_cfg_mu;
-static std::unordered_set<std::string> g_unsupported;
+static std::shared_mutex& g_cfg_mu = *new std::shared_mutex;
+static std::unordered_set<std::string>& g_unsupported = *new std::unordered_set<std::string>;
 static std::atomic<int64_t> g_cfg_version{1};
-static std::unordered_map<std::string, int64_t> g_fallback_counts;
-static std::unordered_set<std::string> g_warned;
+static std::unordered_map<std::string, int64_t>& g_fallback_counts = *new std::unordered_map<std::string, int64_t>;
+static std::unordered_set<std::string>& g_warned = *new std::unordered_set<std::string>;
 static py::object* g_fallback_hook = nullptr;  // leaked on purpose: must outlive interpreter teardown order
 
 struct OpInfo {
@@ -522,8 +525,9 @@ struct OpInfo {
   bool unsupported = false;
 };
 
-static std::shared_mutex g_ops_mu;
-static std::unordered_map<const c10::FunctionSchema*, OpInfo*> g_ops;
+static std::shared_mutex& g_ops_mu = *new std::shared_mutex;
+static std::unordered_map<const c10::FunctionSchema*, OpInfo*>& g_ops =
+    *new std::unordered_map<const c10::FunctionSchema*, OpInfo*>;
 
 static OpInfo* op_info(const c10::OperatorHandle& op) {
   const auto* key = &op.schema();
@@ -574,6 +578,14 @@ static OpInfo* op_info(const c10::OperatorHandle& op) {
   return info;
 }
 
+static bool python_usable() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsInitialized() && !Py_IsFinalizing();
+#else
+  return Py_IsInitialized() && !_Py_IsFinalizing();
+#endif
+}
+
 static void note_unsupported(OpInfo* info) {
   bool first = false;
   {
@@ -588,7 +600,9 @@ static void note_unsupported(OpInfo* info) {
         "' is not currently supported on the NPU backend and will fall back to run on the CPU. This may have "
         "performance implications. [simulated]");
   }
-  if (g_fallback_hook != nullptr) {
+  // The hook is Python: never take the GIL in a finalizing interpreter (the thread would be ended inside a
+  // noexcept frame and the process abort); the monitor has nobody left to tell by then.
+  if (g_fallback_hook != nullptr && python_usable()) {
     py::gil_scoped_acquire gil;
     if (g_fallback_hook != nullptr && !g_fallback_hook->is_none()) {
       (*g_fallback_hook)(info->name);
