@@ -35,7 +35,7 @@ def run(bucketer: ShapeBucketer | None) -> tuple[int, float]:
             if bucketer is None:
                 mask = torch.ones(4, n)
             else:  # pad the sequence dimension (last after the transpose) up to its bucket
-                padded, mask = bucketer.pad(x.transpose(1, 2))
+                padded, mask = bucketer.pad_with_mask(x.transpose(1, 2))
                 x, mask = padded.transpose(1, 2), mask[:, 0, :]
             f(x, mask.float())
     return counter.frame_count, time.perf_counter() - t0

@@ -103,3 +103,32 @@ def test_console_scripts_are_declared():
     text = (ROOT / "pyproject.toml").read_text()
     assert 'ascend-compat = "ascend_compat.cli.main:main"' in text
     assert 'cuda-morph = "ascend_compat.cli.main:main"' in text
+
+
+def test_has_npu_without_any_npu_imports_nothing_and_is_false():
+    # The seed README calls ascend_compat.has_npu(); with no torch_npu and no simulator there is no NPU, and asking
+    # must not import torch.
+    proc = run_python(
+        """
+        import sys
+        import ascend_compat
+        assert "has_npu" in ascend_compat.__all__
+        print(ascend_compat.has_npu(), "torch" in sys.modules)
+        """
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", "False"]
+
+
+def test_has_npu_is_true_on_the_simulated_npu():
+    proc = run_python(
+        """
+        import ascend_compat
+        from ascend_compat import simulate
+        before = ascend_compat.has_npu()
+        simulate.install()
+        print(before, ascend_compat.has_npu())
+        """
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", "True"]

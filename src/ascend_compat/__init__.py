@@ -15,9 +15,36 @@ import os
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["__version__", "activate", "activated", "deactivate", "is_activated"]
+__all__ = ["__version__", "activate", "activated", "deactivate", "has_npu", "is_activated"]
 
 _SHIM_NAMES = {"activate", "activated", "deactivate", "is_activated"}
+
+
+def has_npu() -> bool:
+    """True when an NPU is usable in this process: a real torch_npu with a device, or the simulated NPU installed.
+
+    Cheap when there is none: without torch_npu installed (and no simulator installed) it imports nothing, not even
+    torch. With torch_npu installed it imports it (that is how torch learns about the device) and asks
+    ``torch.npu.is_available()``. It never installs the simulator.
+    """
+    import sys
+
+    sim = sys.modules.get("ascend_compat.simulate")
+    if sim is None or not sim.is_installed():
+        import importlib.util
+
+        try:
+            if "torch_npu" not in sys.modules and importlib.util.find_spec("torch_npu") is None:
+                return False
+        except (ImportError, ValueError):
+            return False
+    try:
+        import torch
+        import torch_npu  # noqa: F401  (registers torch.npu)
+
+        return bool(torch.npu.is_available())
+    except Exception:  # a broken torch_npu (missing CANN libraries, ...) means no usable NPU
+        return False
 
 
 def __getattr__(name: str) -> Any:

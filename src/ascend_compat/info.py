@@ -33,7 +33,8 @@ def collect(backend: Optional[str] = None) -> dict[str, Any]:
                 "visible_devices_env": b.visible_devices_env,
                 "installed": installed,
                 "available": bool(installed and b.available()),
-                "description": b.description,
+                "display_name": b.label(),
+                "description": b.label(),  # the former key
             }
         )
     from ascend_compat import cuda_shim

@@ -45,7 +45,8 @@ def test_overhead_simulated_npu_json_and_csv(tmp_path):
 def test_overhead_cpu_fallback_table():
     proc = _bench("overhead", "--repeats", "2", "--min-time", "0.001", env={"NO_COLOR": "1"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "shim on vs native on cpu" in proc.stdout and "x.cpu()" in proc.stdout
+    assert "shim on vs native on cpu" in proc.stdout and "x.to(d)" in proc.stdout and "x.cpu()" not in proc.stdout
+    assert "first activation in a fresh process" in proc.stdout
     assert "\033[" not in proc.stdout
     assert "torch.cuda.is_available()" in proc.stdout and "activate():" in proc.stdout
 

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from ascend_compat import backends
+from tests.conftest import ROOT, _clean_env, run_python
 
 
 def test_builtin_backends_are_data():
@@ -38,3 +44,111 @@ def test_override_and_registration(monkeypatch):
     finally:
         backends.DETECTION_ORDER.remove(FakeBackend)
         backends._REGISTRY.pop("fake")
+
+
+# The README's example, verbatim (cuda-morph: "Adding a new backend").
+SEED_BACKEND = '''
+from ascend_compat.backends.registry import BackendInfo
+
+class MyVendorBackend(BackendInfo):
+    name = "myvendor"
+    device_type = "mydev"
+    adapter_module = "torch_mydev"
+    collective_backend = "myccl"
+    visible_devices_env = "MYDEV_VISIBLE_DEVICES"
+    display_name = "MyVendor Accelerator"
+
+    @staticmethod
+    def is_available() -> bool:
+        try:
+            import torch_mydev
+            import torch
+            return torch.mydev.is_available()
+        except Exception:
+            return False
+'''
+# A stand-in vendor adapter: importing it gives torch a `mydev` module that reports a device.
+FAKE_ADAPTER = "import types, torch\ntorch.mydev = types.SimpleNamespace(is_available=lambda: True)\n"
+
+
+def _vendor_dir(tmp_path: Path, adapter: bool = True) -> Path:
+    tmp_path.joinpath("myvendor_backend.py").write_text(SEED_BACKEND)
+    if adapter:
+        tmp_path.joinpath("torch_mydev.py").write_text(FAKE_ADAPTER)
+    return tmp_path
+
+
+def test_builtin_backends_are_backendinfo_subclasses_with_display_names():
+    from ascend_compat.backends.registry import BackendInfo
+
+    assert backends.Backend is BackendInfo
+    for b in backends.all_backends():
+        assert issubclass(b, BackendInfo) and b.display_name, b
+    assert backends.get_backend("npu").display_name.startswith("Huawei Ascend NPU")
+    assert backends.get_backend("cpu").is_available() is True
+    with pytest.raises(TypeError, match="BackendInfo subclass"):
+        backends.register(object)  # type: ignore[arg-type]
+
+    class Nameless(BackendInfo):
+        device_type = "cpu"
+
+    with pytest.raises(TypeError, match="'name'"):
+        backends.register(Nameless)
+
+
+def test_readme_backend_registers_and_is_detected(tmp_path: Path):
+    proc = run_python(
+        """
+        from ascend_compat import backends
+        from myvendor_backend import MyVendorBackend
+        assert backends.register(MyVendorBackend) is MyVendorBackend   # as a line in backends/__init__.py
+        names = [b.name for b in backends.all_backends()]
+        assert names.index("myvendor") == names.index("cpu") - 1, names
+        assert backends.get_backend("myvendor") is MyVendorBackend and MyVendorBackend.available()
+        found = backends.detect()
+        print("CHOSEN", found.backend.name, found.backend.collective_backend, found.reason)
+        class Again(MyVendorBackend):
+            display_name = "v2"
+        backends.register(Again)  # same name: replaced where it stood, not listed twice
+        assert [b.name for b in backends.all_backends()].count("myvendor") == 1
+        assert backends.get_backend("myvendor") is Again
+        """,
+        env={"PYTHONPATH": str(_vendor_dir(tmp_path))},
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "CHOSEN myvendor myccl torch_mydev found" in proc.stdout
+
+
+def test_readme_backend_without_its_adapter_is_not_available(tmp_path: Path):
+    proc = run_python(
+        """
+        from ascend_compat import backends
+        from myvendor_backend import MyVendorBackend
+        backends.register(MyVendorBackend)
+        assert not MyVendorBackend.installed() and not MyVendorBackend.is_available()
+        print("CHOSEN", backends.detect().backend.name)
+        """,
+        env={"PYTHONPATH": str(_vendor_dir(tmp_path, adapter=False))},
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "CHOSEN cpu" in proc.stdout
+
+
+def test_entry_point_backend_is_discovered_by_info_and_a_broken_one_is_skipped(tmp_path: Path):
+    site = _vendor_dir(tmp_path)
+    dist = site / "myvendor_compat-0.1.dist-info"
+    dist.mkdir()
+    dist.joinpath("METADATA").write_text("Metadata-Version: 2.1\nName: myvendor-compat\nVersion: 0.1\n")
+    dist.joinpath("entry_points.txt").write_text(
+        "[ascend_compat.backends]\nmyvendor = myvendor_backend:MyVendorBackend\nbroken = no_such_module:Nope\n"
+    )
+    env = {**_clean_env(), "PYTHONPATH": str(site)}
+    proc = subprocess.run([sys.executable, "-m", "ascend_compat", "info", "--json"], capture_output=True, text=True,
+                          env=env, cwd=str(ROOT), timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["chosen"] == "myvendor" and "entry point" in data["reason"], data["reason"]
+    row = next(r for r in data["backends"] if r["name"] == "myvendor")
+    assert row["display_name"] == "MyVendor Accelerator" and row["collective_backend"] == "myccl"
+    assert row["visible_devices_env"] == "MYDEV_VISIBLE_DEVICES" and row["available"] is True
+    assert "broken" in proc.stderr and "skipped" in proc.stderr

@@ -162,6 +162,30 @@ print("OK")
     )
 
 
+@pytest.mark.parametrize("simulate", [True, False])
+def test_cuda_device_minus_one_is_a_noop_context(simulate):
+    # torch.cuda.device(-1) / (None) select nothing; torch_npu's transfer_to_npu tests check the same.
+    env = {"ASCEND_COMPAT_SIMULATE": "npu", "ASCEND_COMPAT_SIM_DEVICES": "2"} if simulate else {}
+    _ok(
+        run_python(
+            """
+import torch
+from ascend_compat import cuda_shim
+with cuda_shim.activated() as target:
+    torch.cuda.set_device(1 if target == "npu" else 0)
+    before = torch.cuda.current_device()
+    for arg in (-1, -2, None):
+        with torch.cuda.device(arg):
+            assert torch.cuda.current_device() == before
+            x = torch.ones(1, device="cuda")
+        assert torch.cuda.current_device() == before
+    print("OK", target, x.device)
+""",
+            env=env,
+        )
+    )
+
+
 def test_no_patch_env_makes_activation_a_noop():
     _ok(
         run_python(

@@ -126,3 +126,15 @@ def test_device_context_and_capability(sim):
     torch.npu.synchronize(1)
     with pytest.raises(RuntimeError, match="Invalid NPU device ordinal"):
         torch.npu.synchronize(7)
+
+
+def test_device_minus_one_and_none_are_noops_as_on_cuda(sim):
+    torch = sim
+    torch.npu.set_device(1)
+    for arg in (-1, -2, None):
+        with torch.npu.device(arg):  # torch.cuda.device: "a no-op if ... a negative integer or None"
+            assert torch.npu.current_device() == 1
+            x = torch.ones(1, device="npu")
+        assert torch.npu.current_device() == 1 and x.device == torch.device("npu:1")
+    with pytest.raises(RuntimeError, match="Invalid NPU device ordinal"):
+        torch.npu.device(7)

@@ -59,6 +59,30 @@ def test_ops_without_an_npu_fall_back_to_the_cpu():
     assert {r["op"]: r["status"] for r in data["results"]} == {"matmul": "pass", "npu_rms_norm": "skipped"}
 
 
+def test_readme_shorthand_verify_device_npu_is_the_op_suite():
+    # cuda-morph's README: `cuda-morph verify --device npu`; the console script is the same entry point.
+    env = {**_clean_env(), "ASCEND_COMPAT_SIMULATE": "npu"}
+    proc = subprocess.run([sys.executable, "-m", "ascend_compat", "verify", "--device", "npu", "--only", "matmul",
+                           "--dtype", "float32", "--json"], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["kind"] == "ops" and data["device"] == "npu" and data["simulated"] is True
+    assert [(r["op"], r["status"]) for r in data["results"]] == [("matmul", "pass")]
+    # Without an NPU it is the same fallback as `verify ops --device npu`, said in the report.
+    plain = _cli("--device", "npu", "--only", "matmul", "--dtype", "float32")
+    assert plain.returncode == 0 and "CPU fallback" in plain.stdout, plain.stderr
+    assert _cli("--device", "npu", "--only", "no_such_op").returncode == 2
+    assert "is short for" in _cli("--help").stdout
+
+
+def test_shorthand_only_applies_without_a_subcommand():
+    from ascend_compat.cli.verify import shorthand
+
+    assert shorthand(["verify", "--device", "npu"]) == ["verify", "ops", "--device", "npu"]
+    assert shorthand(["verify", "model", "x.py:f"]) == ["verify", "model", "x.py:f"]
+    assert shorthand(["verify", "-h"]) == ["verify", "-h"] and shorthand(["verify"]) == ["verify"]
+
+
 @pytest.mark.slow
 def test_a_failing_op_exits_1_and_is_shown_as_failed():
     proc = run_python("""

@@ -4,8 +4,10 @@ Each function returns a report (a plain dict with ``schema_version``, ``kind``, 
 its rows); :mod:`ascend_compat.bench.output` renders it as a table, CSV or PNG. Nothing here imports torch until a
 benchmark runs, and every benchmark leaves the shim as it found it (off).
 
-- :func:`run_overhead`: ns per call of each CUDA spelling with the shim on, against the native spelling on the target.
-- :func:`run_ops`: p50/p95/p99 latency of matmul, add, softmax, layer_norm, conv2d and sdpa over sizes.
+- :func:`run_overhead`: ns per call of each CUDA spelling with the shim on, against the native spelling on the target,
+  interleaved, plus the first activation in a fresh process (:func:`first_activation`).
+- :func:`run_ops`: p50/p95/p99 latency of matmul, add, softmax, layer_norm, conv2d and sdpa over sizes
+  (:class:`OpLatencyBench` is the same as an object: ``OpLatencyBench(device="npu").run().report()``).
 - :func:`run_model`: samples/s and latency of a model (GPT-2 tiny by default), shim on vs off on one device.
 """
 
@@ -15,7 +17,31 @@ from typing import Any
 
 from ascend_compat.bench._common import SCHEMA_VERSION, BenchError
 
-__all__ = ["SCHEMA_VERSION", "BenchError", "run_model", "run_ops", "run_overhead"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "BenchError",
+    "OpLatencyBench",
+    "OpLatencyReport",
+    "first_activation",
+    "run_model",
+    "run_ops",
+    "run_overhead",
+]
+
+_LAZY = {
+    "OpLatencyBench": "ascend_compat.bench.ops",
+    "OpLatencyReport": "ascend_compat.bench.ops",
+    "first_activation": "ascend_compat.bench.startup",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, so that importing the package stays cheap (the benchmarks import torch only when they run).
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'ascend_compat.bench' has no attribute {name!r}")
 
 
 def run_overhead(**kwargs: Any) -> dict[str, Any]:

@@ -5,9 +5,18 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Union
 
 SCHEMA_VERSION = 1
+
+#: ``threads="auto"`` (the default of ``bench ops`` / ``bench model``): one torch thread per process when the
+#: machine is shared, i.e. it has at most ``SHARED_MAX_CORES`` usable cores, or its 1-minute load average is at
+#: least ``SHARED_LOAD_FRACTION`` of them; otherwise torch's own default. On a shared machine torch's intra-op
+#: threads wait for cores that other processes hold, and multi-threaded ops stall unpredictably.
+SHARED_MAX_CORES = 4
+SHARED_LOAD_FRACTION = 0.5
+
+Threads = Union[int, str, None]
 
 Progress = Optional[Callable[[int, int], None]]
 
@@ -60,6 +69,39 @@ def backend_name() -> Optional[str]:
 
     chosen = cuda_shim.active_backend()
     return None if chosen is None else str(chosen.name)
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def resolve_threads(spec: Threads) -> tuple[Optional[int], str]:
+    """(threads to set or None for torch's default, why): ``"auto"``, ``"torch"``/None, or a count."""
+    if spec is None or spec == "torch":
+        return None, "torch's default (--threads torch)"
+    if spec == "auto":
+        cores = usable_cores()
+        try:
+            load = os.getloadavg()[0]
+        except (AttributeError, OSError):
+            load = 0.0
+        if cores <= SHARED_MAX_CORES:
+            return 1, f"auto: shared machine ({cores} usable cores <= {SHARED_MAX_CORES}); --threads N to override"
+        if load >= SHARED_LOAD_FRACTION * cores:
+            why = f"load {load:.2f} >= {SHARED_LOAD_FRACTION:g} x {cores} usable cores"
+            return 1, f"auto: shared machine ({why}); --threads N to override"
+        return None, f"auto: torch's default ({cores} usable cores, load {load:.2f})"
+    if isinstance(spec, str):
+        try:
+            spec = int(spec)
+        except ValueError:
+            raise BenchError(f"--threads must be auto, torch or a positive integer, got {spec!r}") from None
+    if spec < 1:
+        raise BenchError("--threads must be at least 1")
+    return spec, "requested (--threads)"
 
 
 @contextmanager

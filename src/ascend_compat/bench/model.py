@@ -21,10 +21,12 @@ from ascend_compat.bench._common import (
     SCHEMA_VERSION,
     BenchError,
     Progress,
+    Threads,
     activate_or_fail,
     backend_name,
     prepare,
     require_inactive_shim,
+    resolve_threads,
     torch_threads,
 )
 from ascend_compat.bench._timing import latency_summary, synchronizer
@@ -137,7 +139,7 @@ def run(
     warmup: int = 3,
     rounds: int = 4,
     train: bool = False,
-    threads: Optional[int] = None,
+    threads: Threads = "auto",
     simulate: Optional[str] = None,
     backend: Optional[str] = None,
     progress: Progress = None,
@@ -150,7 +152,8 @@ def run(
     from ascend_compat import cuda_shim
     from ascend_compat.bench import fingerprint
 
-    with torch_threads(threads):
+    n_threads, threads_rule = resolve_threads(threads)
+    with torch_threads(n_threads):
         if factory is None:
             base, inputs = gpt2_tiny(batch, seq_len)
         else:
@@ -273,6 +276,8 @@ def run(
                 "backend": chosen,
                 "target": target,
                 "parameters": sum(p.numel() for p in base.parameters()),
+                "threads": torch.get_num_threads(),
+                "threads_rule": threads_rule,
             },
             "shim_off": off,
             "shim_on": on,

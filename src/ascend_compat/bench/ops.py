@@ -10,7 +10,15 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Optional
 
-from ascend_compat.bench._common import SCHEMA_VERSION, BenchError, Progress, prepare, torch_threads
+from ascend_compat.bench._common import (
+    SCHEMA_VERSION,
+    BenchError,
+    Progress,
+    Threads,
+    prepare,
+    resolve_threads,
+    torch_threads,
+)
 from ascend_compat.bench._timing import latency_summary, synchronizer
 
 OPS = ("matmul", "add", "softmax", "layer_norm", "conv2d", "sdpa")
@@ -98,7 +106,7 @@ def run(
     min_iters: int = 5,
     max_iters: int = 1000,
     warmup: int = 3,
-    threads: Optional[int] = None,
+    threads: Threads = "auto",
     simulate: Optional[str] = None,
     progress: Progress = None,
 ) -> dict[str, Any]:
@@ -115,7 +123,8 @@ def run(
 
     dev = resolve_device(torch, device)
     dt = resolve_dtype(torch, dtype)
-    with torch_threads(threads):
+    n_threads, threads_rule = resolve_threads(threads)
+    with torch_threads(n_threads):
         sync = synchronizer(torch, torch.device(dev).type)
         rows: list[dict[str, Any]] = []
         total = len(ops) * len(sizes)
@@ -152,7 +161,78 @@ def run(
                 "max_iters": max_iters,
                 "warmup": warmup,
                 "unit": "us per call",
+                "threads": torch.get_num_threads(),
+                "threads_rule": threads_rule,
             },
             "rows": rows,
             "failed": sum(1 for r in rows if r["error"] is not None),
         }
+
+
+class OpLatencyReport:
+    """The result of :meth:`OpLatencyBench.run`: the report dict (``.data``, also by key) and its renderings."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        return list(self.data["rows"])
+
+    def report(self, color: bool = False) -> str:
+        """The table ``ascend-compat bench ops`` prints."""
+        from ascend_compat.bench import output
+
+        return output.render(self.data, color=color)
+
+    def to_json(self) -> str:
+        from ascend_compat.bench import output
+
+        return output.to_json(self.data)
+
+    def to_csv(self) -> str:
+        from ascend_compat.bench import output
+
+        return output.to_csv(self.data)
+
+
+class OpLatencyBench:
+    """Op latency on one device, the Python face of ``ascend-compat bench ops``.
+
+    ``OpLatencyBench(device="npu").run().report()``; ``device`` is ``"auto"`` (the accelerator, else the CPU),
+    ``"cpu"``, ``"npu"``, ``"npu:1"``...; ``simulate="npu"`` installs the simulated NPU first. The other arguments
+    are those of :func:`run` (``threads="auto"``: one thread on a shared machine).
+    """
+
+    def __init__(
+        self,
+        device: Optional[str] = "auto",
+        *,
+        dtype: str = "float32",
+        sizes: tuple[int, ...] = DEFAULT_SIZES,
+        ops: tuple[str, ...] = OPS,
+        min_time: float = 0.2,
+        min_iters: int = 5,
+        max_iters: int = 1000,
+        warmup: int = 3,
+        threads: Threads = "auto",
+        simulate: Optional[str] = None,
+    ) -> None:
+        self.settings: dict[str, Any] = {
+            "device": device,
+            "dtype": dtype,
+            "sizes": tuple(sizes),
+            "ops": tuple(ops),
+            "min_time": min_time,
+            "min_iters": min_iters,
+            "max_iters": max_iters,
+            "warmup": warmup,
+            "threads": threads,
+            "simulate": simulate,
+        }
+
+    def run(self, progress: Progress = None) -> OpLatencyReport:
+        return OpLatencyReport(run(progress=progress, **self.settings))

@@ -30,6 +30,12 @@ def _fingerprint_line(fp: dict[str, Any]) -> str:
     )
 
 
+def _threads_line(settings: dict[str, Any]) -> str:
+    if "threads" not in settings:  # a report from before the threads rule
+        return "torch threads: as the process had them"
+    return f"torch threads: {settings['threads']} ({settings.get('threads_rule') or 'requested'})"
+
+
 def render(report: dict[str, Any], color: bool = False) -> str:
     """The report as a plain-text table (ANSI bold header when ``color``)."""
     bold, reset = ("\033[1m", "\033[0m") if color else ("", "")
@@ -66,9 +72,18 @@ def render(report: dict[str, Any], color: bool = False) -> str:
             f"activate(): {act['activate']['median']:.2f} ms, deactivate(): {act['deactivate']['median']:.2f} ms "
             "(median, in-process re-activation)"
         )
+        first = report.get("first_activation")
+        if first:
+            ms = first["ms"]
+            lines.append(
+                f"first activation in a fresh process (import ascend_compat + activate(), after import torch): "
+                f"{ms['median']:.2f} ms (median of {ms['n']}, IQR {ms['iqr']:.2f}; "
+                f"{len(first['modules'])} ascend_compat modules imported)"
+            )
     elif kind == "ops":
         s = report["settings"]
         lines.append(f"ops on {s['device']} ({s['dtype']}): us per call, synchronized")
+        lines.append(_threads_line(s))
         lines.append(
             bold + f"{'op':11} {'size':>5} {'p50':>10} {'p95':>10} {'p99':>10} {'iters':>6} {'GFLOP/s':>8}"
             "  shape" + reset
@@ -88,6 +103,7 @@ def render(report: dict[str, Any], color: bool = False) -> str:
             f"{s['factory']} ({s['parameters']:,} parameters), {s['mode']}, batch {s['batch']}, {s['steps']} steps "
             f"per side in {s['rounds']} alternating rounds, on {s['target']}"
         )
+        lines.append(_threads_line(s))
         lines.append(bold + f"{'shim':5} {'p50 ms':>9} {'p95 ms':>9} {'p99 ms':>9} {'samples/s':>10}" + reset)
         for side in ("off", "on"):
             r = report[f"shim_{side}"]

@@ -13,9 +13,11 @@ def use_color(stream: TextIO) -> bool:
 
 
 def progress_bar(
-    enabled: bool, stream: TextIO = sys.stderr, label: str = "scanning", unit: str = "files"
+    enabled: bool, stream: Optional[TextIO] = None, label: str = "scanning", unit: str = "files"
 ) -> Optional[Callable[[int, int], None]]:
-    """A one-line progress bar on ``stream`` (a terminal), or None when disabled."""
+    """A one-line progress bar on ``stream`` (default: the current ``sys.stderr``, a terminal), or None."""
+    # The default is looked up per call: bound at import, it would keep a stream that was replaced since.
+    stream = sys.stderr if stream is None else stream
     if not enabled or not (hasattr(stream, "isatty") and stream.isatty()):
         return None
     state = {"last": -1}

@@ -22,6 +22,24 @@ def _sizes(text: str) -> tuple[int, ...]:
     return sizes
 
 
+def _threads(text: str) -> Any:
+    if text in ("auto", "torch"):
+        return text
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--threads takes auto, torch or a positive integer, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError("--threads must be at least 1")
+    return n
+
+
+_THREADS_HELP = (
+    "torch threads: auto (default: 1 on a shared machine, i.e. <= 4 usable cores or 1-minute load >= half of "
+    "them, else torch's default), torch (torch's default), or N"
+)
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--simulate", choices=["npu"], help="run on the simulated NPU (sets ASCEND_COMPAT_SIMULATE)")
     p.add_argument("--json", action="store_true", help="print the report as JSON (with schema_version)")
@@ -40,6 +58,8 @@ def add_parser(sub: Any) -> None:
     o.add_argument("--repeats", type=int, default=7, help="samples per call and side (default: 7)")
     o.add_argument("--min-time", type=float, default=0.05, help="seconds per sample; loops auto-range to it")
     o.add_argument("--backend", help="target this backend (as ASCEND_COMPAT_BACKEND)")
+    o.add_argument("--startup-repeats", type=int, default=None, metavar="N",
+                   help="fresh interpreters timing the first activation (default: --repeats; 0: skip)")  # fmt: skip
 
     q = bsub.add_parser("ops", help="p50/p95/p99 latency of common ops over sizes on one device")
     _common(q)
@@ -50,7 +70,7 @@ def add_parser(sub: Any) -> None:
     q.add_argument("--min-time", type=float, default=0.2, help="seconds per op and size (default: 0.2)")
     q.add_argument("--min-iters", type=int, default=5, help="at least this many calls per op and size (default: 5)")
     q.add_argument("--max-iters", type=int, default=1000, help="at most this many calls per op and size")
-    q.add_argument("--threads", type=int, help="torch.set_num_threads(N) first")
+    q.add_argument("--threads", type=_threads, default="auto", help=_THREADS_HELP)
 
     m = bsub.add_parser("model", help="samples/s and p50/p95/p99 latency of a model, shim on vs off")
     _common(m)
@@ -61,7 +81,7 @@ def add_parser(sub: Any) -> None:
     m.add_argument("--warmup", type=int, default=3, help="untimed steps per side first (default: 3)")
     m.add_argument("--rounds", type=int, default=4, help="alternate shim off/on in this many rounds (default: 4)")
     m.add_argument("--train", action="store_true", help="time a training step (forward, backward, AdamW)")
-    m.add_argument("--threads", type=int, help="torch.set_num_threads(N) first")
+    m.add_argument("--threads", type=_threads, default="auto", help=_THREADS_HELP)
     m.add_argument("--backend", help="target this backend (as ASCEND_COMPAT_BACKEND)")
 
 
@@ -89,6 +109,7 @@ def main(args: argparse.Namespace) -> int:
                 min_time=args.min_time,
                 simulate=args.simulate,
                 backend=args.backend,
+                startup_repeats=args.startup_repeats,
                 progress=progress,
             )
         elif args.bench_command == "ops":

@@ -35,6 +35,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         from ascend_compat.cli import run as run_cmd
 
         return run_cmd.main(argv[1:])
+    if argv and argv[0] == "verify":
+        from ascend_compat.cli import verify
+
+        argv = verify.shorthand(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

@@ -12,9 +12,21 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 
+SUBCOMMANDS = ("ops", "model")
+
+
+def shorthand(argv: list[str]) -> list[str]:
+    """``verify --device npu [OPTIONS]`` (options and no subcommand) is ``verify ops --device npu [OPTIONS]``."""
+    if len(argv) > 1 and argv[0] == "verify" and argv[1].startswith("-") and argv[1] not in ("-h", "--help"):
+        return [argv[0], "ops", *argv[1:]]
+    return argv
+
+
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("verify", help="numerical parity: an op suite against float64 goldens, a model layer by layer")
-    vsub = p.add_subparsers(dest="verify_command", metavar="WHAT")
+    p = sub.add_parser("verify", help="numerical parity: an op suite against float64 goldens, a model layer by layer",
+                       epilog="`verify --device npu [OPTIONS]` (options first, no subcommand) is short for "
+                       "`verify ops --device npu [OPTIONS]`.")  # fmt: skip
+    vsub = p.add_subparsers(dest="verify_command", metavar="{" + ",".join(SUBCOMMANDS) + "}")
 
     ops = vsub.add_parser("ops", help="run the op suite on a device against a float64 CPU golden")
     ops.add_argument("--device", default=None, help="npu, cuda or cpu (optionally :index); default: the NPU, "

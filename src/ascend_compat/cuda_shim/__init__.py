@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -50,14 +51,13 @@ def activate(
     """
     global _DEPTH, _BACKEND, _NOOP_REASON
     _configure_logging()
-    from ascend_compat.cuda_shim import dtype_policy as dtypes
-
-    if dtype_policy is not None:
+    dtypes = _dtype_module(dtype_policy)
+    if dtypes is not None and dtype_policy is not None:
         dtype_policy = dtypes._check(dtype_policy)  # a bad name fails before anything is patched
     with _LOCK:
         if _DEPTH > 0:
             _DEPTH += 1
-            if _BACKEND is not None:
+            if _BACKEND is not None and dtypes is not None:
                 dtypes.after_activation(dtype_policy)
             return _BACKEND.device_type if _BACKEND is not None else None
         if os.environ.get("ASCEND_COMPAT_NO_PATCH", "").lower() in ("1", "true", "yes"):
@@ -91,24 +91,43 @@ def activate(
             chosen = _cpu_backend_with_module(chosen, cpu_device)
         from ascend_compat.ecosystem import patching as library_patches
 
-        policy = dtype_policy if dtype_policy is not None else dtypes.policy_from_env()
-        dtypes.suspend_for_activation()  # its patches must sit on top of ours (restore is last-in, first-out)
+        if dtypes is not None:
+            policy = dtype_policy if dtype_policy is not None else dtypes.policy_from_env()
+            dtypes.suspend_for_activation()  # its patches must sit on top of ours (restore is last-in, first-out)
         try:
             with _LEDGER.transaction():
                 patches.apply(_LEDGER, chosen, fail_at=_fail_at)
                 library_patches.install(_LEDGER, chosen)
         except BaseException:
             library_patches.uninstall()
-            dtypes.after_failed_activation()
+            if dtypes is not None:
+                dtypes.after_failed_activation()
             raise
         _BACKEND, _NOOP_REASON, _DEPTH = chosen, None, 1
-        try:
-            dtypes.after_activation(policy)
-        except Exception as exc:  # the dtype checks are an extra: the redirection itself works without them
-            dtypes.uninstall()
-            log.warning("ascend-compat: dtype policy not applied: %s", exc)
+        if dtypes is not None:
+            try:
+                dtypes.after_activation(policy)
+            except Exception as exc:  # the dtype checks are an extra: the redirection itself works without them
+                dtypes.uninstall()
+                log.warning("ascend-compat: dtype policy not applied: %s", exc)
         log.info("ascend-compat: redirecting CUDA to %s (%s)", chosen.device_type, found.reason)
         return chosen.device_type
+
+
+_DTYPES_MODULE = "ascend_compat.cuda_shim.dtype_policy"
+
+
+def _dtype_module(requested: Optional[str]) -> Any:
+    """The dtype-policy module, or None when no policy can be in play (saves importing it on every activation).
+
+    Until something imports it (a ``dtype_policy=`` argument, ``ASCEND_COMPAT_DTYPE_POLICY``, ``with
+    dtype_policy(...)``, the report), its state is the default: policy ``keep``, nothing patched, no open block, so
+    there is nothing for activation or deactivation to tell it.
+    """
+    module = sys.modules.get(_DTYPES_MODULE)
+    if module is None and (requested is not None or os.environ.get("ASCEND_COMPAT_DTYPE_POLICY", "").strip()):
+        from ascend_compat.cuda_shim import dtype_policy as module
+    return module
 
 
 def _cpu_backend_with_module(base: type, module: Any) -> type:
@@ -127,9 +146,8 @@ def deactivate() -> None:
         if _DEPTH == 0:
             return
         _DEPTH -= 1
-        from ascend_compat.cuda_shim import dtype_policy as dtypes
-
-        if _BACKEND is not None:
+        dtypes = sys.modules.get(_DTYPES_MODULE)  # never imported: nothing of it to undo
+        if _BACKEND is not None and dtypes is not None:
             dtypes.before_deactivation(last=_DEPTH == 0)
         if _DEPTH == 0:
             from ascend_compat.ecosystem import patching as library_patches
@@ -141,7 +159,8 @@ def deactivate() -> None:
                 _BACKEND = None
                 devices.TARGET.real_device = None
                 devices.reset_caches()
-            dtypes.after_deactivation()
+            if dtypes is not None:
+                dtypes.after_deactivation()
 
 
 @contextmanager

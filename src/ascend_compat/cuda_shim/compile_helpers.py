@@ -1,12 +1,14 @@
 """``torch.compile`` on the detected device: which backend to use, and static shapes through bucketing.
 
-``get_compile_backend()`` picks a backend name for ``torch.compile(backend=...)`` from what is really registered in
-``torch._dynamo`` at run time (never assumed): torch_npu's ``npu`` backend (torchair, graph mode through GE) on an
-Ascend NPU, ``inductor`` on CUDA and CPU when its code generator can run, ``eager`` otherwise.
+``get_compile_backend()`` picks a backend name for ``torch.compile(model, backend=get_compile_backend())`` from what
+is really registered in ``torch._dynamo`` at run time (never assumed): torch_npu's ``npu`` backend (torchair, graph
+mode through GE) on an Ascend NPU, ``inductor`` on CUDA and CPU when its code generator can run, ``eager`` otherwise.
+``describe_compile_backend()`` returns ``(name, reason)``.
 
 Graph compilers specialise on shapes: with ``dynamic=False`` every new sequence length compiles a new graph (on
 Ascend, a new GE graph; that takes seconds). :class:`ShapeBucketer` pads inputs along one dimension up to a small
-set of bucket sizes, so a run sees at most ``len(buckets)`` shapes, and returns the attention mask for the padding.
+set of bucket sizes, so a run sees at most ``len(buckets)`` shapes: ``pad(x, dim=1)`` returns the padded tensor,
+``pad_with_mask(x)`` also the attention mask for the padding.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ __all__ = [
     "ShapeBucketer",
     "available_backends",
     "compile_report",
+    "describe_compile_backend",
     "get_compile_backend",
     "suggest_buckets",
 ]
@@ -74,12 +77,18 @@ def _torchair_available() -> bool:
         return False
 
 
-def get_compile_backend(requested: Optional[str] = None, device_type: Optional[str] = None) -> tuple[str, str]:
-    """Return ``(backend_name, reason)`` for ``torch.compile(backend=backend_name)`` on the detected device.
+def get_compile_backend(requested: Optional[str] = None, device_type: Optional[str] = None) -> str:
+    """The backend name for ``torch.compile(model, backend=get_compile_backend())`` on the detected device.
 
     ``requested`` (or ``ASCEND_COMPAT_COMPILE_BACKEND``) is returned as is when it is registered, else ValueError.
-    ``device_type`` skips detection (``"npu"``, ``"cuda"``, ``"cpu"``, ...).
+    ``device_type`` skips detection (``"npu"``, ``"cuda"``, ``"cpu"``, ...). :func:`describe_compile_backend` also
+    says why.
     """
+    return describe_compile_backend(requested, device_type)[0]
+
+
+def describe_compile_backend(requested: Optional[str] = None, device_type: Optional[str] = None) -> tuple[str, str]:
+    """``(backend_name, reason)``: what :func:`get_compile_backend` returns, and why it was chosen."""
     registered = set(available_backends())
     requested = requested or os.environ.get("ASCEND_COMPAT_COMPILE_BACKEND") or None
     if requested:
@@ -140,7 +149,7 @@ def compile_report(requested: Optional[str] = None) -> dict[str, Any]:
     else:
         device = detection.backend.device_type if detection.backend is not None else "cpu"
     try:
-        name, reason = get_compile_backend(requested, device_type=device)
+        name, reason = describe_compile_backend(requested, device_type=device)
         error = None
     except ValueError as exc:
         name, reason, error = None, None, str(exc)
@@ -178,8 +187,9 @@ def suggest_buckets(lengths: Sequence[int], count: int = 4, multiple: int = 8) -
 class ShapeBucketer:
     """Pad a tensor along ``dim`` up to the next bucket size, so compiled graphs see few distinct shapes.
 
-    ``pad(x)`` returns ``(padded, mask)``: ``mask`` has ``x.shape[: dim + 1]`` with the padded length at ``dim``,
-    True (or 1) over real data and False (0) over padding, the convention of Hugging Face attention masks.
+    ``pad(x)`` returns the padded tensor (``pad(x, dim=1)`` pads another dim than the bucketer's). ``pad_with_mask(x)``
+    returns ``(padded, mask)``: ``mask`` has ``x.shape[: dim + 1]`` with the padded length at ``dim``, True (or 1)
+    over real data and False (0) over padding, the convention of Hugging Face attention masks.
     ``unpad(y, length_or_mask)`` cuts a result back to the original length.
 
     Lengths above the last bucket: ``overflow="error"`` (default) raises ValueError; ``overflow="multiple"`` pads to
@@ -235,19 +245,49 @@ class ShapeBucketer:
             f"or use overflow='multiple'"
         )
 
-    def _dim(self, ndim: int) -> int:
+    def _dim(self, ndim: int, dim: Optional[int] = None) -> int:
+        use = self.dim if dim is None else dim
         if ndim == 0:
             raise ValueError("cannot bucket a 0-dimensional tensor")
-        if not -ndim <= self.dim < ndim:
-            raise ValueError(f"dim {self.dim} is out of range for a {ndim}-dimensional tensor")
-        return self.dim % ndim
+        if isinstance(use, bool) or not isinstance(use, int):
+            raise TypeError(f"dim must be an int, got {type(use).__name__}")
+        if not -ndim <= use < ndim:
+            raise ValueError(f"dim {use} is out of range for a {ndim}-dimensional tensor")
+        return use % ndim
 
-    def pad(self, x: Any, attention_mask: Any = None) -> tuple[Any, Any]:
+    def pad(self, x: Any, *, dim: Optional[int] = None) -> Any:
+        """Return ``x`` padded along ``dim`` (default: the bucketer's) up to its bucket size, ready for the model.
+
+        Use :meth:`pad_with_mask` for the attention mask of the padding as well."""
+        dim = self._dim(x.dim(), dim)
+        return self._pad(x, dim, self._record(x.shape[dim]))
+
+    def pad_with_mask(self, x: Any, attention_mask: Any = None, *, dim: Optional[int] = None) -> tuple[Any, Any]:
         """Return ``(padded, mask)``; an existing ``attention_mask`` (same leading shape) is padded with zeros."""
         import torch
 
-        dim = self._dim(x.dim())
+        dim = self._dim(x.dim(), dim)
         length = x.shape[dim]
+        if attention_mask is not None and tuple(attention_mask.shape) != tuple(x.shape[: dim + 1]):
+            raise ValueError(
+                f"attention_mask shape {tuple(attention_mask.shape)} does not match the input's leading shape "
+                f"{tuple(x.shape[: dim + 1])}"
+            )
+        size = self._record(length)
+        padded = self._pad(x, dim, size)
+        mask_dtype = self.mask_dtype if self.mask_dtype is not None else torch.bool
+        mask_shape = list(x.shape[: dim + 1])
+        mask_shape[dim] = size
+        if attention_mask is not None:
+            mask = attention_mask.new_zeros(mask_shape)
+            mask.narrow(dim, 0, length).copy_(attention_mask)
+        else:
+            mask = torch.zeros(mask_shape, dtype=mask_dtype, device=x.device)
+            mask.narrow(dim, 0, length).fill_(1)
+        return padded, mask
+
+    def _record(self, length: int) -> int:
+        """The bucket size for ``length``, counted in the statistics."""
         size = self.bucket_for(length)
         with self._lock:
             self._calls += 1
@@ -255,30 +295,17 @@ class ShapeBucketer:
             self._lengths.add(length)
             if size > self.buckets[-1]:
                 self._overflows += 1
+        return size
 
+    def _pad(self, x: Any, dim: int, size: int) -> Any:
+        length = x.shape[dim]
         if size == length:
-            padded = x
-        else:
-            shape = list(x.shape)
-            shape[dim] = size
-            padded = x.new_full(shape, self.pad_value)
-            padded.narrow(dim, 0, length).copy_(x)
-
-        mask_dtype = self.mask_dtype if self.mask_dtype is not None else torch.bool
-        mask_shape = list(x.shape[: dim + 1])
-        mask_shape[dim] = size
-        if attention_mask is not None:
-            if tuple(attention_mask.shape) != tuple(x.shape[: dim + 1]):
-                raise ValueError(
-                    f"attention_mask shape {tuple(attention_mask.shape)} does not match the input's leading shape "
-                    f"{tuple(x.shape[: dim + 1])}"
-                )
-            mask = attention_mask.new_zeros(mask_shape)
-            mask.narrow(dim, 0, length).copy_(attention_mask)
-        else:
-            mask = torch.zeros(mask_shape, dtype=mask_dtype, device=x.device)
-            mask.narrow(dim, 0, length).fill_(1)
-        return padded, mask
+            return x
+        shape = list(x.shape)
+        shape[dim] = size
+        padded = x.new_full(shape, self.pad_value)
+        padded.narrow(dim, 0, length).copy_(x)
+        return padded
 
     def unpad(self, y: Any, length_or_mask: Any, dim: Optional[int] = None) -> Any:
         """Cut ``y`` back to the original length along ``dim`` (default: the bucketer's dim).

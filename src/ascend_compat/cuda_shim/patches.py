@@ -32,10 +32,16 @@ class UnsupportedCudaAPIError(RuntimeError):
     """A torch.cuda API with no equivalent on the target backend."""
 
 
+@functools.lru_cache(maxsize=1)
+def _cuda_api_data() -> dict[str, Any]:
+    """``cuda_api.json``, read and parsed once per process (package data does not change under a running shim)."""
+    text = resources.files("ascend_compat.cuda_shim").joinpath("cuda_api.json").read_text("utf-8")
+    return dict(json.loads(text))
+
+
 def cuda_api_table() -> dict[str, dict[str, str]]:
     """The classification of torch.cuda names (``cuda_api.json``)."""
-    text = resources.files("ascend_compat.cuda_shim").joinpath("cuda_api.json").read_text("utf-8")
-    return dict(json.loads(text)["names"])
+    return dict(_cuda_api_data()["names"])
 
 
 def _map_device_kw(kwargs: dict[str, Any], label: str) -> None:
@@ -474,7 +480,7 @@ def cuda_functions(backend_module: Any) -> dict[str, Any]:
 
 def submodule_functions(replacements: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Replacements inside torch.cuda's submodules (``torch.cuda.random.manual_seed`` and the like)."""
-    table = json.loads(resources.files("ascend_compat.cuda_shim").joinpath("cuda_api.json").read_text("utf-8"))
+    table = _cuda_api_data()
     out: dict[str, dict[str, Any]] = {"nvtx": _nvtx_noops()}
     for sub, spec in table["submodules"].items():
         if spec == "top-level":

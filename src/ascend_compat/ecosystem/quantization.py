@@ -284,6 +284,7 @@ class Found:
     quant_method: str = ""  # the config's quant_method, as written
     caveat: str = ""  # something to fix even where the method runs (a misnamed description file)
     types: tuple[str, ...] = field(default_factory=tuple)  # msModelSlim types named by the description file
+    inferred: bool = False  # from a hub id's name only: the model's files were not read
 
 
 def _read_json(path: str) -> Any:
@@ -392,56 +393,5 @@ def read_model(path: str) -> tuple[Optional[str], Optional[dict[str, Any]], str,
     return config_path, config, model_dir, files
 
 
-# -- the `quant` report -----------------------------------------------------------------------------------------------
-
+#: Version of the ``ascend-compat quant --json`` report (built by :mod:`ascend_compat.ecosystem.quant_report`).
 SCHEMA_VERSION = 1
-
-
-def compat_report(path: str) -> dict[str, Any]:
-    """Whether each quantization method of a model (directory, config.json or .gguf) is usable on Ascend, through
-    what, and the alternative: what ``ascend-compat quant --json`` prints. Raises ModelError for an unreadable model."""
-    config_path, config, model_dir, files = read_model(path)
-    try:
-        found = detect(config, model_dir or None, files)
-    except ValueError as exc:
-        raise ModelError(str(exc)) from exc
-    rows = []
-    for f in found:
-        m = f.method
-        row: dict[str, Any] = {"evidence": f.evidence, "quant_method": f.quant_method, "caveat": f.caveat,
-                               "types": list(f.types)}
-        if m is None:
-            row.update(id=None, name=f.quant_method or "unknown", ascend="unknown", through=[], torch_npu_ops=[],
-                       vllm_ascend=[], alternative="re-quantize with msModelSlim (W8A8 / W4A8 for Ascend) or "
-                       "LLM-Compressor, or serve the unquantized model", note="not a method ascend-compat knows",
-                       source="ascend_compat ecosystem/data/quantization.json")
-        else:
-            row.update(m.to_dict())
-        rows.append(row)
-    usable = all(r["ascend"] in ("yes", "partial") for r in rows)
-    return {"schema_version": SCHEMA_VERSION, "model": path, "config": config_path, "usable": usable,
-            "methods": rows}
-
-
-def render_report(report: Mapping[str, Any]) -> str:
-    """Text form of :func:`compat_report`."""
-    head = "usable on Ascend" if report["usable"] else "NOT usable on Ascend as is"
-    lines = [f"{report['model']}: {head}"]
-    for r in report["methods"]:
-        lines.append(f"  {r['ascend']:<8} {r['name']}  ({r['evidence']})")
-        if r["through"]:
-            lines.append(f"           through: {', '.join(r['through'])}")
-        served = ", ".join(s["versions"] + (f" (needs {s['requires']})" if s.get("requires") else "")
-                           for s in r["vllm_ascend"])
-        if served:
-            lines.append(f"           vllm-ascend: {served}")
-        if r["torch_npu_ops"]:
-            lines.append(f"           torch_npu ops: {', '.join(r['torch_npu_ops'])}")
-        if r["caveat"]:
-            lines.append(f"           fix: {r['caveat']}")
-        if r["alternative"] and r["ascend"] != "yes":
-            lines.append(f"           instead: {r['alternative']}")
-        if r["note"]:
-            lines.append(f"           note: {r['note']}")
-        lines.append(f"           source: {r['source']}")
-    return "\n".join(lines)

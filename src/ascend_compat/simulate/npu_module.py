@@ -150,10 +150,12 @@ def synchronize(device: DeviceLike = None) -> None:
 
 
 class device:  # noqa: N801 - mirrors torch.cuda.device / torch_npu.npu.device
-    """Context manager that changes the current npu device."""
+    """Context manager that changes the current npu device; a no-op for None or a negative int (as
+    ``torch.cuda.device(-1)``, which torch_npu's ``transfer_to_npu`` tests rely on)."""
 
     def __init__(self, device: DeviceLike) -> None:
-        self.idx = -1 if device is None else _index(device)
+        negative = isinstance(device, int) and not isinstance(device, bool) and device < 0
+        self.idx = -1 if device is None or negative else _index(device)
         self.prev_idx = -1
 
     def __enter__(self) -> None:

@@ -1,0 +1,155 @@
+"""``BackendInfo``, the base of every backend description, and the registry that orders them for detection.
+
+A backend is data: its torch device type, the adapter module that provides it (imported only when installed), its
+collective backend, its visible-devices variable and a display name; ``is_available()`` says whether it can be
+used now. The built-in backends (``npu``, ``mlu``, ``musa``, ``xpu``, ``mps``, ``cpu``) are registered in
+``ascend_compat/backends/__init__.py``; a new one is a subclass plus one ``register(...)`` call there, or, from
+another distribution, an entry point in the ``ascend_compat.backends`` group naming the subclass::
+
+    [project.entry-points."ascend_compat.backends"]
+    myvendor = "myvendor_compat:MyVendorBackend"
+
+Entry points are loaded on first need (``all_backends()``, ``get_backend()``, or detection once no built-in
+accelerator answers); one that fails to load is skipped with a warning.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import logging
+import sys
+import threading
+from typing import ClassVar, Optional
+
+__all__ = ["DETECTION_ORDER", "ENTRY_POINT_GROUP", "BackendInfo", "all_backends", "get_backend", "register"]
+
+log = logging.getLogger("ascend_compat")
+ENTRY_POINT_GROUP = "ascend_compat.backends"
+
+
+class BackendInfo:
+    """Base class of backend descriptions; subclasses set the class attributes (``name`` and ``device_type`` are
+    required) and may replace ``is_available()`` (a staticmethod is fine)."""
+
+    name: ClassVar[str]
+    device_type: ClassVar[str]
+    adapter_module: ClassVar[Optional[str]] = None  # imported before torch.<device_type> is used
+    collective_backend: ClassVar[str] = "gloo"
+    visible_devices_env: ClassVar[Optional[str]] = None
+    display_name: ClassVar[str] = ""
+    description: ClassVar[str] = ""  # older name of display_name, still read
+
+    @classmethod
+    def installed(cls) -> bool:
+        """Cheap check (no heavy import): the adapter module can be found, or torch has the device natively."""
+        if cls.adapter_module is None:
+            return True
+        try:
+            return cls.adapter_module in sys.modules or importlib.util.find_spec(cls.adapter_module) is not None
+        except (ImportError, ValueError):
+            return False
+
+    @classmethod
+    def load(cls) -> None:
+        """Import the adapter module (registers the device with torch)."""
+        if cls.adapter_module is not None:
+            importlib.import_module(cls.adapter_module)
+
+    @classmethod
+    def device_module(cls) -> object:
+        import torch
+
+        return getattr(torch, cls.device_type)
+
+    @classmethod
+    def is_available(cls) -> bool:
+        """True when the device can be used now: the adapter imports and ``torch.<device_type>.is_available()``."""
+        if not cls.installed():
+            return False
+        try:
+            cls.load()
+            return bool(cls.device_module().is_available())  # type: ignore[attr-defined]
+        except Exception:
+            return False
+
+    @classmethod
+    def available(cls) -> bool:
+        """``is_available()``, with any exception from a third-party override read as False."""
+        try:
+            return bool(cls.is_available())
+        except Exception:
+            return False
+
+    @classmethod
+    def label(cls) -> str:
+        """The display name (the description, or the name, when none is set)."""
+        return cls.display_name or cls.description or cls.name
+
+
+#: One detection order, defined once (``register`` keeps it). CUDA/ROCm are checked first by ``detect``.
+DETECTION_ORDER: list[type[BackendInfo]] = []
+_REGISTRY: dict[str, type[BackendInfo]] = {}
+_LOCK = threading.RLock()
+_ENTRY_POINTS_LOADED = False
+
+
+def _check(backend: object) -> type[BackendInfo]:
+    if not (isinstance(backend, type) and issubclass(backend, BackendInfo)):
+        raise TypeError(f"a backend must be a BackendInfo subclass, got {backend!r}")
+    for attr in ("name", "device_type"):
+        value = getattr(backend, attr, None)
+        if not isinstance(value, str) or not value:
+            raise TypeError(f"backend {backend.__qualname__} needs a non-empty string {attr!r}")
+    if not isinstance(backend.collective_backend, str):
+        raise TypeError(f"backend {backend.__qualname__}: collective_backend must be a string")
+    return backend
+
+
+def register(backend: type[BackendInfo], before: Optional[str] = "cpu") -> type[BackendInfo]:
+    """Add a backend to the registry and the detection order, before ``before`` (default: just before the CPU
+    fallback; None or an unknown name: last). A backend of the same name is replaced where it stood. Returns the
+    class, so ``@register`` works as a decorator."""
+    _check(backend)
+    with _LOCK:
+        old = _REGISTRY.get(backend.name)
+        _REGISTRY[backend.name] = backend
+        if old is not None and old in DETECTION_ORDER:
+            DETECTION_ORDER[DETECTION_ORDER.index(old)] = backend
+        elif backend not in DETECTION_ORDER:
+            names = [b.name for b in DETECTION_ORDER]
+            DETECTION_ORDER.insert(names.index(before) if before in names else len(DETECTION_ORDER), backend)
+    return backend
+
+
+def load_entry_points() -> None:
+    """Register the backends of the ``ascend_compat.backends`` entry-point group (once per process)."""
+    global _ENTRY_POINTS_LOADED
+    with _LOCK:
+        if _ENTRY_POINTS_LOADED:
+            return
+        _ENTRY_POINTS_LOADED = True
+    from importlib.metadata import entry_points
+
+    eps = entry_points()
+    group = eps.select(group=ENTRY_POINT_GROUP) if hasattr(eps, "select") else eps.get(ENTRY_POINT_GROUP, [])
+    for ep in group:
+        try:
+            register(ep.load())
+        except Exception as exc:  # a broken third-party package must not break detection
+            log.warning("ascend-compat: backend entry point %r (%s) skipped: %s: %s", ep.name, ep.value,
+                        type(exc).__name__, exc)  # fmt: skip
+
+
+def all_backends() -> list[type[BackendInfo]]:
+    """Every registered backend, entry points included, in detection order."""
+    load_entry_points()
+    return list(DETECTION_ORDER)
+
+
+def get_backend(name: str) -> type[BackendInfo]:
+    load_entry_points()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown backend {name!r}; known: {', '.join(sorted(_REGISTRY))}") from None

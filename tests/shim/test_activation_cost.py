@@ -1,0 +1,165 @@
+"""Issue 15: the first activation imports only what it needs, and the lazy paths keep their behaviour."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.conftest import run_python
+
+#: What activate() may import on CPU fallback (beyond ascend_compat itself).
+ALLOWED = {
+    "ascend_compat._dist",
+    "ascend_compat._import_hooks",
+    "ascend_compat.backends",
+    "ascend_compat.cuda_shim",
+    "ascend_compat.cuda_shim.cpu_device",
+    "ascend_compat.cuda_shim.devices",
+    "ascend_compat.cuda_shim.ledger",
+    "ascend_compat.cuda_shim.patches",
+    "ascend_compat.ecosystem",
+    "ascend_compat.ecosystem.deepspeed",
+    "ascend_compat.ecosystem.flash_attn_provider",
+    "ascend_compat.ecosystem.patching",
+    "ascend_compat.ecosystem.transformers",
+}
+HEAVY = (
+    "ascend_compat.cuda_shim.dtype_policy",  # only with a dtype policy in play
+    "ascend_compat.migrate",
+    "ascend_compat.doctor",
+    "ascend_compat.verify",
+    "ascend_compat.bench",
+    "ascend_compat.cli",
+    "ascend_compat.info",
+    "ascend_compat.ecosystem.vllm",
+    "ascend_compat.ecosystem.quantization",
+    "ascend_compat.ecosystem.triton",
+    "ascend_compat.simulate",
+)
+
+
+def _imported_by_activate(env: dict[str, str] | None = None, pre: str = "") -> dict:
+    proc = run_python(
+        f"""
+import json, sys
+import torch
+{pre}
+before = set(sys.modules)
+import ascend_compat
+target = ascend_compat.activate()
+new = sorted(m for m in set(sys.modules) - before if m.startswith("ascend_compat"))
+print(json.dumps({{"target": target, "modules": new}}))
+""",
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_activation_imports_only_the_shim_on_cpu_fallback():
+    got = _imported_by_activate()
+    assert got["target"] == "cpu"
+    mods = set(got["modules"]) - {"ascend_compat"}
+    assert not [m for m in mods for h in HEAVY if m == h or m.startswith(h + ".")]
+    extra = {m for m in mods if not m.startswith("ascend_compat.backends.")} - ALLOWED
+    assert not extra, f"activate() now also imports {sorted(extra)}"
+
+
+def test_activation_on_the_simulated_npu_imports_no_dtype_policy_nor_tools():
+    got = _imported_by_activate(pre="from ascend_compat import simulate; simulate.install()")
+    assert got["target"] == "npu"
+    heavy = [h for h in HEAVY if h != "ascend_compat.simulate"]
+    assert not [m for m in got["modules"] for h in heavy if m == h or m.startswith(h + ".")]
+
+
+@pytest.mark.parametrize("how", ["argument", "environment"])
+def test_a_dtype_policy_still_loads_its_module(how):
+    env = {"ASCEND_COMPAT_DTYPE_POLICY": "warn"} if how == "environment" else {}
+    proc = run_python(
+        f"""
+import sys, torch
+import ascend_compat
+ascend_compat.activate({'dtype_policy="warn"' if how == "argument" else ""})
+from ascend_compat.cuda_shim import dtype_policy
+print(dtype_policy.current_policy())
+ascend_compat.deactivate()
+print(dtype_policy.current_policy())
+""",
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["warn", "keep"]
+
+
+def test_dtype_policy_imported_after_activation_works_and_everything_is_restored():
+    # Activation skipped the dtype module; a `with dtype_policy(...)` block opened later, a nested activation with
+    # a policy, then the deactivations: the checks apply and every original comes back.
+    proc = run_python(
+        """
+import sys, warnings, torch
+originals = (torch.Tensor.to, torch.Tensor.cuda, torch.zeros, torch.device)
+import ascend_compat
+ascend_compat.activate()
+assert "ascend_compat.cuda_shim.dtype_policy" not in sys.modules
+from ascend_compat.cuda_shim.dtype_policy import dtype_policy, current_policy
+with dtype_policy("substitute"):
+    x = torch.ones(2, dtype=torch.float64).cuda()
+print(x.dtype, current_policy())
+ascend_compat.activate(dtype_policy="substitute")
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    y = torch.ones(2, dtype=torch.float64).cuda()
+print(y.dtype, current_policy())
+ascend_compat.deactivate()
+print(current_policy())
+ascend_compat.deactivate()
+print(current_policy(), (torch.Tensor.to, torch.Tensor.cuda, torch.zeros, torch.device) == originals)
+""",
+        env={"ASCEND_COMPAT_SIMULATE": "npu"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["torch.float32", "keep", "torch.float32", "substitute", "keep", "keep", "True"]
+
+
+def test_cuda_spec_parsing_matches_the_regex_it_replaced():
+    from ascend_compat.cuda_shim.devices import _NOT_CUDA, _cuda_index
+
+    regex = re.compile(r"^cuda(?::(\d+))?$")
+    for spec in ("cuda", "cuda:0", "cuda:12", "cuda\n", "cuda:1\n", "cuda\n\n", "cuda:", "cuda:a", "xcuda", "cuda:1:2",
+                 "cuda:\u0663", "cuda:\u00b2", "cuda:-1", "cuda:1 ", "CUDA", "", "cuda:01", " cuda"):  # fmt: skip
+        m = regex.match(spec)
+        assert _cuda_index(spec) == (_NOT_CUDA if m is None else m.group(1)), repr(spec)
+
+
+def test_plain_records_behave_like_the_dataclasses_they_replace():
+    from ascend_compat.cuda_shim.cpu_device import _CPUProperties
+    from ascend_compat.cuda_shim.ledger import PatchRecord
+    from ascend_compat.ecosystem.patching import PATCHES, LibraryPatch, _load_builtin
+
+    a, b = PatchRecord(1, "x", 2, 3, False, "x"), PatchRecord(1, "x", 2, 3, False, "x", "attr")
+    assert a == b and a.kind == "attr" and repr(a).startswith("PatchRecord(owner=1, name='x'")
+    b.label = "y"
+    assert a != b
+    p = _CPUProperties("cpu", 10, 2)
+    same = _CPUProperties("cpu", 10, 2)
+    assert (p.major, p.minor) == (0, 0) and p == same and hash(p) == hash(same)
+    with pytest.raises(AttributeError):
+        p.name = "other"
+    _load_builtin()
+    patch = PATCHES[0]
+    fields = {f: getattr(patch, f) for f in LibraryPatch._FIELDS}
+    assert LibraryPatch(**fields) == patch and hash(LibraryPatch(**fields)) == hash(patch)
+    with pytest.raises(AttributeError):
+        patch.name = "renamed"
+
+
+def test_cuda_api_json_is_parsed_once():
+    from ascend_compat.cuda_shim import patches
+
+    patches.cuda_api_table()
+    hits = patches._cuda_api_data.cache_info().hits
+    patches.cuda_api_table()
+    patches.submodule_functions({})
+    assert patches._cuda_api_data.cache_info().hits == hits + 2
