@@ -64,3 +64,67 @@ def test_torchrun_ddp_on_simulated_hccl(tmp_path):
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
     assert "rank 0 OK" in proc.stdout and "rank 1 OK" in proc.stdout
+
+
+# A "gloo" group with the model on the npu (as PyTorch's "cpu:gloo,cuda:gloo"): npu tensors go through the
+# simulated hccl, CPU tensors (all_gather_object, host tensors) straight to gloo.
+GLOO_WORKER = """
+import os, torch, torch.distributed as dist
+from ascend_compat import simulate
+simulate.install_from_env(default=True)
+rank, local = int(os.environ["RANK"]), int(os.environ["LOCAL_RANK"])
+torch.npu.set_device(local)
+BACKEND = os.environ["TEST_BACKEND"]
+dist.init_process_group(BACKEND)
+assert dist.get_backend() == BACKEND, dist.get_backend()
+dev = torch.device("npu", local)
+t = torch.full((4,), float(rank + 1), device=dev)
+dist.all_reduce(t)
+assert t.device == dev and t.cpu().tolist() == [3.0] * 4, t
+c = torch.full((2,), float(rank + 1))
+dist.all_reduce(c)
+assert c.tolist() == [3.0, 3.0], c
+gathered = [torch.zeros(2, device=dev) for _ in range(2)]
+dist.all_gather(gathered, torch.full((2,), float(rank), device=dev))
+assert [g.cpu().tolist() for g in gathered] == [[0.0, 0.0], [1.0, 1.0]]
+objs = [None, None]
+dist.all_gather_object(objs, {"rank": rank})
+assert objs == [{"rank": 0}, {"rank": 1}], objs
+sub = dist.new_group([0, 1])
+assert dist.get_backend(sub) == BACKEND
+dist.all_reduce(t, group=sub)
+torch.manual_seed(rank)
+model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1)).to(dev)
+ddp = torch.nn.parallel.DistributedDataParallel(model)
+opt = torch.optim.SGD(ddp.parameters(), lr=0.05)
+g = torch.Generator().manual_seed(100 + rank)
+x, y = torch.randn(32, 8, generator=g).to(dev), torch.randn(32, 1, generator=g).to(dev)
+for _ in range(5):
+    opt.zero_grad()
+    torch.nn.functional.mse_loss(ddp(x), y).backward()
+    opt.step()
+w = model[0].weight.detach().clone()
+ws = [torch.zeros_like(w) for _ in range(2)]
+dist.all_gather(ws, w)
+assert torch.equal(ws[0].cpu(), ws[1].cpu()), "replicas diverged"
+dist.barrier()
+dist.destroy_process_group()
+print(f"rank {rank} OK")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["gloo", "cpu:gloo,npu:hccl"])
+def test_torchrun_gloo_group_takes_npu_tensors(tmp_path, backend):
+    script = tmp_path / "worker.py"
+    script.write_text(GLOO_WORKER)
+    env = {**__import__("os").environ, "ASCEND_COMPAT_SIMULATE": "npu", "OMP_NUM_THREADS": "1", "TEST_BACKEND": backend}
+    proc = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    assert "rank 0 OK" in proc.stdout and "rank 1 OK" in proc.stdout

@@ -226,3 +226,22 @@ def test_installing_after_the_first_backward_pass_still_trains_on_the_npu():
     )
     assert proc.returncode == 0, proc.stderr
     assert "grad npu:0 [2.0, 2.0, 2.0]" in proc.stdout
+
+
+def test_auto_activation_and_run_simulate_install_once(tmp_path):
+    # ASCEND_COMPAT_AUTO_ACTIVATE=1 activates (and installs the simulator) when install() itself imports torch;
+    # the outer install() must then find it installed instead of registering the npu a second time.
+    import subprocess
+    import sys
+
+    from tests.conftest import _clean_env
+
+    script = tmp_path / "s.py"
+    script.write_text("import torch\nprint(torch.ones(2).cuda().device)\n")
+    env = dict(_clean_env(), ASCEND_COMPAT_AUTO_ACTIVATE="1")
+    proc = subprocess.run(
+        [sys.executable, "-m", "ascend_compat", "run", "--simulate", "npu", str(script)],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "npu:0"

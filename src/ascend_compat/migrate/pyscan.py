@@ -62,6 +62,10 @@ _QUANT_CONFIGS = {"GPTQConfig": "gptq", "AwqConfig": "awq", "FineGrainedFP8Confi
 _QUANT_LEVEL = {"yes": "note", "partial": "warning", "no": "error"}
 # Names of torch.cuda that torch.npu provides beyond those the shim table calls "direct".
 _NPU_ALSO = {"is_available", "is_bf16_supported", "get_device_properties", "utilization"}
+# The legacy tensor types torch_npu defines as torch.npu.<Dtype>Tensor.
+_NPU_TENSOR_TYPES = frozenset(
+    f"{d}Tensor" for d in ("Float", "Double", "Half", "BFloat16", "Byte", "Char", "Short", "Int", "Long", "Bool")
+)
 
 
 @lru_cache(maxsize=1)
@@ -171,12 +175,31 @@ def _statements(tree: ast.Module) -> tuple[list[ast.stmt], set[int], set[str]]:
             docstrings.add(id(node.value))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             defined.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            # ``self.is_cuda = ...``: the file's own attribute; its reads must not be renamed without its writes.
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            defined.update(_assigned_attributes(targets))
         for f in _BODY_FIELDS:
             value = getattr(node, f, None)
             if value:
                 stack.extend(value)
     imports.sort(key=lambda n: (n.lineno, n.col_offset))
     return imports, docstrings, defined
+
+
+def _assigned_attributes(targets: list[ast.expr]) -> list[str]:
+    """Attribute names written by assignment targets (``a.x = ...``, ``a.x, b.y = ...``)."""
+    names: list[str] = []
+    stack: list[ast.expr] = list(targets)
+    while stack:
+        t = stack.pop()
+        if isinstance(t, ast.Attribute):
+            names.append(t.attr)
+        elif isinstance(t, (ast.Tuple, ast.List)):
+            stack.extend(t.elts)
+        elif isinstance(t, ast.Starred):
+            stack.append(t.value)
+    return names
 
 
 def _imported_modules(node: ast.stmt) -> list[str]:
@@ -347,11 +370,13 @@ class _Scanner:
         if q is not None:
             self.on_qualified(q, node, None)
             return True
-        if node.attr == "is_cuda":
-            # Not rewritten where the file defines its own ``is_cuda`` or assigns to it.
-            fixable = "is_cuda" not in self.defined and isinstance(node.ctx, ast.Load)
+        if node.attr == "is_cuda" and isinstance(node.ctx, ast.Load):
+            # A tensor's ``is_cuda`` is read-only, so a written one is the file's own attribute (not reported).
+            # Where the file defines or writes ``is_cuda``, no read is renamed (renaming reads but not writes
+            # gave ``if self.is_npu ... elif self.is_npu``); nor does it hold back the rest of its statement.
+            fixable = "is_cuda" not in self.defined
             self.add("AC105", node, "`.is_cuda` is False for NPU tensors", "Tensor.is_cuda",
-                     self.attr_edit(node, "is_npu") if fixable else (), coupled=True)
+                     self.attr_edit(node, "is_npu") if fixable else (), coupled=fixable)
         return False
 
     def on_def(self, node: ast.AST) -> bool:
@@ -373,6 +398,8 @@ class _Scanner:
         if q.startswith("torch"):
             if q.startswith("torch.") and not q.startswith("torch.cuda"):
                 self.apis[q] = self.apis.get(q, 0) + 1
+                if q == "torch.load" and call is not None:
+                    self.torch_load(node, call)
                 if self.torch_rules(q, node, call):
                     return
                 self.api_support(q, node)
@@ -453,6 +480,20 @@ class _Scanner:
             return True
         return False
 
+    def torch_load(self, node: ast.AST, call: ast.Call) -> None:
+        """``torch.load(f)`` without ``map_location`` puts a CUDA checkpoint's tensors back on CUDA (AC116)."""
+        if len(call.args) > 1 or any(k.arg == "map_location" for k in call.keywords):
+            return  # explicit, positional or keyword: left alone
+        unknown = any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args)
+        if unknown or not (call.args or call.keywords):  # map_location may be in *args / **kwargs: report only
+            self.add("AC116", node, "`torch.load` without map_location restores tensors on their CUDA device",
+                     "torch.load")
+            return
+        last = max((*call.args, *(k.value for k in call.keywords)), key=lambda a: self.src.span(a)[1])
+        _, end = self.src.span(last)
+        self.add("AC116", node, "`torch.load` without map_location restores tensors on their CUDA device",
+                 "torch.load", (Edit(end, end, ', map_location="npu"'),))
+
     @staticmethod
     def _builds_cuda(call: ast.Call) -> bool:
         for kw in call.keywords:
@@ -523,7 +564,11 @@ class _Scanner:
             self.add("AC504", node, f"`{q}`: CUDA graphs", q)
             return
         if name.endswith(_LEGACY_SUFFIXES) and name[:1].isupper():
-            self.add("AC112", node, f"`{q}`: legacy CUDA {'storage' if name.endswith('Storage') else 'tensor'} type", q)
+            # torch_npu has the legacy tensor types (torch.npu.HalfTensor, ...) but no typed storages.
+            fixable = name in _NPU_TENSOR_TYPES and rest == name and cuda_attr is not None
+            edits = self.attr_edit(cuda_attr, "npu") if fixable and cuda_attr is not None else ()
+            kind = "storage" if name.endswith("Storage") else "tensor"
+            self.add("AC112", node, f"`{q}`: legacy CUDA {kind} type", q, edits, coupled=True)
             return
         if name in _PROBE_NAMES:
             self.add("AC503", node, f"`{q}`: CUDA compute capability", q)

@@ -70,7 +70,8 @@ def config() -> Optional[SimConfig]:
 
 
 def _check_environment() -> None:
-    spec = importlib.util.find_spec("torch_npu") if "torch_npu" not in sys.modules else None
+    loaded = sys.modules.get("torch_npu")  # torch may have loaded a real one itself (device-backend autoload)
+    spec = getattr(loaded, "__spec__", None) if loaded is not None else importlib.util.find_spec("torch_npu")
     if spec is not None and spec.origin != "ascend-compat-simulated":
         raise SimulationError(
             f"a real torch_npu is importable ({spec.origin}); refusing to simulate an NPU on a machine that has the "
@@ -142,6 +143,9 @@ def install(
     if not 1 <= int(device_count) <= 64:
         raise ValueError(f"device_count must be between 1 and 64, got {device_count}")
     new = SimConfig(int(device_count), chip, float64, tuple(unsupported_ops), memory_limit)
+    # Importing torch runs post-import hooks (ASCEND_COMPAT_AUTO_ACTIVATE's activation), which may install the
+    # simulator themselves: let them finish before deciding whether this call still has to.
+    import torch
     with _LOCK:
         if _CONFIG is not None:
             if (_CONFIG.device_count, _CONFIG.chip) != (new.device_count, new.chip):
@@ -155,7 +159,7 @@ def install(
         _check_environment()
         import torch
 
-        from ascend_compat.simulate import _autograd, _build, _finder
+        from ascend_compat.simulate import _autograd, _build, _compile, _finder
 
         ext = _build.load_extension()
         profile = profiles[chip]
@@ -190,6 +194,7 @@ def install(
         TORCH_NPU_VERSION = "{}.{}.0+simulated".format(*torch.__version__.split("+")[0].split(".")[:2])
         _finder.install_finder(TORCH_NPU_VERSION)
         _autograd.install(torch, ext)
+        _compile.install(torch)
         _CONFIG = new
         return new
 

@@ -34,7 +34,9 @@ def build_dir() -> Path:
     import torch
 
     key = hashlib.sha256()
-    key.update(_SOURCE.read_bytes())
+    for source in sorted(_SOURCE.parent.iterdir()):  # npu_sim.cpp and the files it includes
+        if source.is_file():
+            key.update(source.name.encode() + b"\0" + source.read_bytes())
     key.update(torch.__version__.encode())
     key.update((sysconfig.get_config_var("EXT_SUFFIX") or "").encode())
     return cache_root() / f"npu_sim-{key.hexdigest()[:16]}"

@@ -9,11 +9,16 @@ torch 2.13's ``distributed_c10d`` calls the tensor collectives by their new Proc
 (``all_gather_single``, ``reduce_scatter_single``, ``all_to_all_single`` and the ``*_coalesced`` forms used by
 ``_coalescing_manager``); the inherited C++ methods would look for a backend registered for ``npu`` and fail, so
 this class defines them too (DeepSpeed's ZeRO all-gathers its partitions with ``all_gather_into_tensor``).
+
+A ``"gloo"`` group (and ``"cpu:gloo,npu:hccl"``) on the simulator is this class too, taking CPU tensors as well:
+as PyTorch gives an accelerator its own collective, npu tensors in a gloo group go through the simulated hccl.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextvars
+import functools
 import time
 from datetime import timedelta
 from typing import Any, Callable
@@ -26,14 +31,14 @@ from ascend_compat.simulate import _state
 _C10D = torch._C._distributed_c10d
 
 
-def _cpu(t: torch.Tensor) -> torch.Tensor:
+def _cpu(t: torch.Tensor, host_ok: bool = False) -> torch.Tensor:
     if t.device.type != "npu":
+        if host_ok and t.device.type == "cpu":
+            return t  # a gloo group's own tensors go to gloo as they are
         raise RuntimeError(f"hccl (simulated) only accepts npu tensors, got a tensor on {t.device}")
-    return _state.ext().cpu_alias(t)
-
-
-def _cpu_list(ts: list[torch.Tensor]) -> list[torch.Tensor]:
-    return [_cpu(t) for t in ts]
+    alias = _state.ext().cpu_alias(t)
+    alias._ascend_compat_alias = True  # only these are waited for in _until_released
+    return alias
 
 
 def _until_released(args: Any, limit_s: float = 10.0) -> None:
@@ -44,7 +49,7 @@ def _until_released(args: Any, limit_s: float = 10.0) -> None:
     ("terminate called without an active exception" after a script's last collective). Waiting until only
     Python holds them makes Python's own thread free them; a worker that never lets go is not waited for long.
     """
-    aliases = [t for t in _flatten(args) if isinstance(t, torch.Tensor)]
+    aliases = [t for t in _flatten(args) if isinstance(t, torch.Tensor) and hasattr(t, "_ascend_compat_alias")]
     deadline = time.monotonic() + limit_s
     while any(t._use_count() > 1 for t in aliases) and time.monotonic() < deadline:
         time.sleep(0)  # lets the worker run (it needs no GIL to drop a reference Python still shares)
@@ -65,9 +70,19 @@ def _done(result: Any) -> Any:
 class ProcessGroupHCCLSim(dist.ProcessGroup):
     """The simulated HCCL backend (one instance per process group)."""
 
-    def __init__(self, store: Any, rank: int, size: int, timeout: timedelta) -> None:
+    def __init__(
+        self, store: Any, rank: int, size: int, timeout: timedelta, backend_name: str = "hccl", host_ok: bool = False
+    ) -> None:
         super().__init__(rank, size)
         self._gloo = dist.ProcessGroupGloo(dist.PrefixStore("ascend_compat_hccl_sim/", store), rank, size, timeout)
+        self._backend_name = backend_name
+        self._host_ok = host_ok  # a "gloo" (or "cpu:gloo,npu:hccl") group also takes CPU tensors
+
+    def _cpu_list(self, ts: list[torch.Tensor]) -> list[torch.Tensor]:
+        return [_cpu(t, self._host_ok) for t in ts]
+
+    def _cpu(self, t: torch.Tensor) -> torch.Tensor:
+        return _cpu(t, self._host_ok)
 
     def _run(self, op: Callable[..., Any], result: Any, *args: Any) -> Any:
         op(*args).wait()
@@ -75,46 +90,46 @@ class ProcessGroupHCCLSim(dist.ProcessGroup):
         return _done(result)
 
     def getBackendName(self) -> str:  # noqa: N802 - c10d's name
-        return "hccl"
+        return self._backend_name
 
     def name(self) -> str:
-        return "hccl"
+        return self._backend_name
 
     def allreduce(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
         opts = opts or _C10D.AllreduceOptions()
-        return self._run(self._gloo.allreduce, tensors, _cpu_list(tensors), opts)
+        return self._run(self._gloo.allreduce, tensors, self._cpu_list(tensors), opts)
 
     def allreduce_coalesced(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
         opts = opts or _C10D.AllreduceCoalescedOptions()
-        return self._run(self._gloo.allreduce_coalesced, tensors, _cpu_list(tensors), opts)
+        return self._run(self._gloo.allreduce_coalesced, tensors, self._cpu_list(tensors), opts)
 
     def broadcast(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
         opts = opts or _C10D.BroadcastOptions()
-        return self._run(self._gloo.broadcast, tensors, _cpu_list(tensors), opts)
+        return self._run(self._gloo.broadcast, tensors, self._cpu_list(tensors), opts)
 
     def reduce(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
         opts = opts or _C10D.ReduceOptions()
-        return self._run(self._gloo.reduce, tensors, _cpu_list(tensors), opts)
+        return self._run(self._gloo.reduce, tensors, self._cpu_list(tensors), opts)
 
     def allgather(self, output_lists: list[list[torch.Tensor]], inputs: list[torch.Tensor], opts: Any = None) -> Any:
         opts = opts or _C10D.AllgatherOptions()
-        outs = [_cpu_list(lst) for lst in output_lists]
-        return self._run(self._gloo.allgather, output_lists, outs, _cpu_list(inputs), opts)
+        outs = [self._cpu_list(lst) for lst in output_lists]
+        return self._run(self._gloo.allgather, output_lists, outs, self._cpu_list(inputs), opts)
 
     def _allgather_base(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> Any:
         opts = opts or _C10D.AllgatherOptions()
-        return self._run(self._gloo._allgather_base, [output], _cpu(output), _cpu(input), opts)
+        return self._run(self._gloo._allgather_base, [output], self._cpu(output), self._cpu(input), opts)
 
     def reduce_scatter(
         self, outputs: list[torch.Tensor], input_lists: list[list[torch.Tensor]], opts: Any = None
     ) -> Any:
         opts = opts or _C10D.ReduceScatterOptions()
-        ins = [_cpu_list(lst) for lst in input_lists]
-        return self._run(self._gloo.reduce_scatter, outputs, _cpu_list(outputs), ins, opts)
+        ins = [self._cpu_list(lst) for lst in input_lists]
+        return self._run(self._gloo.reduce_scatter, outputs, self._cpu_list(outputs), ins, opts)
 
     def _reduce_scatter_base(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> Any:
         opts = opts or _C10D.ReduceScatterOptions()
-        return self._run(self._gloo._reduce_scatter_base, [output], _cpu(output), _cpu(input), opts)
+        return self._run(self._gloo._reduce_scatter_base, [output], self._cpu(output), self._cpu(input), opts)
 
     # torch 2.13 names (see the module docstring); gloo underneath still has the older ones.
     def all_gather_single(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> Any:
@@ -145,13 +160,13 @@ class ProcessGroupHCCLSim(dist.ProcessGroup):
 
     def gather(self, output_lists: list[list[torch.Tensor]], inputs: list[torch.Tensor], opts: Any = None) -> Any:
         opts = opts or _C10D.GatherOptions()
-        outs = [_cpu_list(lst) for lst in output_lists]
-        return self._run(self._gloo.gather, output_lists, outs, _cpu_list(inputs), opts)
+        outs = [self._cpu_list(lst) for lst in output_lists]
+        return self._run(self._gloo.gather, output_lists, outs, self._cpu_list(inputs), opts)
 
     def scatter(self, outputs: list[torch.Tensor], input_lists: list[list[torch.Tensor]], opts: Any = None) -> Any:
         opts = opts or _C10D.ScatterOptions()
-        ins = [_cpu_list(lst) for lst in input_lists]
-        return self._run(self._gloo.scatter, outputs, _cpu_list(outputs), ins, opts)
+        ins = [self._cpu_list(lst) for lst in input_lists]
+        return self._run(self._gloo.scatter, outputs, self._cpu_list(outputs), ins, opts)
 
     def alltoall_base(
         self,
@@ -163,7 +178,13 @@ class ProcessGroupHCCLSim(dist.ProcessGroup):
     ) -> Any:
         opts = opts or _C10D.AllToAllOptions()
         return self._run(
-            self._gloo.alltoall_base, [output], _cpu(output), _cpu(input), output_split_sizes, input_split_sizes, opts
+            self._gloo.alltoall_base,
+            [output],
+            self._cpu(output),
+            self._cpu(input),
+            output_split_sizes,
+            input_split_sizes,
+            opts,
         )
 
     all_to_all_single = alltoall_base  # the name torch 2.13's all_to_all_single calls
@@ -173,15 +194,16 @@ class ProcessGroupHCCLSim(dist.ProcessGroup):
         return self._run(self._gloo.barrier, [], opts)
 
     def send(self, tensors: list[torch.Tensor], dst: int, tag: int = 0) -> Any:
-        return self._run(self._gloo.send, tensors, _cpu_list(tensors), dst, tag)
+        return self._run(self._gloo.send, tensors, self._cpu_list(tensors), dst, tag)
 
     def recv(self, tensors: list[torch.Tensor], src: int, tag: int = 0) -> Any:
-        return self._run(self._gloo.recv, tensors, _cpu_list(tensors), src, tag)
+        return self._run(self._gloo.recv, tensors, self._cpu_list(tensors), src, tag)
 
 
 def _create(opts: Any, backend_options: Any = None) -> ProcessGroupHCCLSim:
     # The extended creator API hands over the group id, which DeviceMesh and friends read back as group_name.
-    pg = ProcessGroupHCCLSim(opts.store, opts.group_rank, opts.group_size, opts.timeout)
+    name, host_ok = _FLAVOR.get()
+    pg = ProcessGroupHCCLSim(opts.store, opts.group_rank, opts.group_size, opts.timeout, name, host_ok)
     # c10d reads a group's name from its registered backends; a Python group has none, so register the inner
     # gloo backend (for host tensors only: npu tensors keep going through this class's methods).
     pg._register_backend(torch.device("cpu"), dist.ProcessGroup.BackendType.GLOO, pg._gloo)
@@ -200,8 +222,54 @@ def _destroy_at_exit() -> None:
             pass
 
 
+# --- "gloo" groups on the simulated NPU ------------------------------------------------------------------------
+# PyTorch gives an accelerator its own collective in a "gloo" group ("cpu:gloo,cuda:gloo"; "cpu:gloo,npu:hccl"
+# with torch_npu). Gloo itself refuses npu tensors ("ProcessGroupGloo::allgather: unsupported device type npu"),
+# and c10d cannot hold a Python backend for one device next to a C++ one: a Python group replaces the whole group.
+# So on the simulator a "gloo" group (and the explicit "cpu:gloo,npu:hccl") is this class in host mode: npu
+# tensors go through gloo on zero-copy CPU views, CPU tensors straight to gloo; get_backend() still says "gloo".
+
+_FLAVOR: contextvars.ContextVar[tuple[str, bool]] = contextvars.ContextVar(
+    "ascend_compat_hccl", default=("hccl", False)
+)
+
+
+def _wants_host_mode(backend: Any) -> bool:
+    text = str(backend).lower().replace(" ", "")
+    if text == "gloo":
+        return True
+    pairs = dict(p.split(":", 1) for p in text.split(",") if ":" in p) if ":" in text else {}
+    return pairs.get("cpu") == "gloo" and pairs.get("npu") in ("hccl", "gloo") and set(pairs) <= {"cpu", "npu"}
+
+
+def _install_gloo_for_npu() -> None:
+    c10d = dist.distributed_c10d
+    original = c10d._new_process_group_helper
+    if getattr(original, "_ascend_compat", False):
+        return
+
+    @functools.wraps(original)
+    def helper(group_size: int, group_rank: int, global_ranks: list[int], backend: Any, *args: Any, **kw: Any) -> Any:
+        if not _wants_host_mode(backend):
+            return original(group_size, group_rank, global_ranks, backend, *args, **kw)
+        name = "gloo" if str(backend).lower() == "gloo" else "hccl"
+        token = _FLAVOR.set((name, True))
+        try:
+            pg, store = original(group_size, group_rank, global_ranks, "npu:hccl", *args, **kw)
+        finally:
+            _FLAVOR.reset(token)
+        if pg is not None and pg in c10d._world.pg_map:  # record what the script asked for
+            c10d._world.pg_map[pg] = (backend, c10d._world.pg_map[pg][1])
+            c10d._world.pg_backend_config[pg] = "cpu:gloo,npu:" + ("gloo" if name == "gloo" else "hccl")
+        return pg, store
+
+    helper._ascend_compat = True  # type: ignore[attr-defined]
+    c10d._new_process_group_helper = helper
+
+
 def register() -> None:
     """Register ``hccl`` with torch.distributed (once per process; a real torch_npu would do the same)."""
+    _install_gloo_for_npu()
     if "hccl" in dist.Backend.backend_list or hasattr(dist.Backend, "HCCL"):
         return
     dist.Backend.register_backend("hccl", _create, extended_api=True, devices=["npu"])

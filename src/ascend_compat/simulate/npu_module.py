@@ -512,15 +512,20 @@ class _NPUTensorType(type):
             return torch.empty(*args, dtype=cls.dtype, device=dev)
         if len(args) == 1 and isinstance(args[0], torch.Tensor):
             if not isinstance(args[0], cls):
-                raise TypeError(f"expected {cls.__module__}.{cls.__name__} (got {args[0].type()})")
+                raise TypeError(f"expected {cls.__module__}.{cls.__qualname__} (got {args[0].type()})")
             return torch.ops.aten.alias(args[0])
         if len(args) == 1:
             return torch.tensor(args[0], dtype=cls.dtype, device=dev)
-        raise TypeError(f"{cls.__name__}() takes sizes, a sequence of data or a tensor; got {args!r}")
+        raise TypeError(f"{cls.__qualname__}() takes sizes, a sequence of data or a tensor; got {args!r}")
 
 
 def _legacy_type(name: str, dtype: torch.dtype) -> _NPUTensorType:
-    return _NPUTensorType(name, (), {"__module__": "torch.npu", "dtype": dtype, "__doc__": f"Legacy {dtype} npu type."})
+    cls = _NPUTensorType(name, (), {"__module__": "torch.npu", "dtype": dtype, "__doc__": f"Legacy {dtype} npu type."})
+    # ``x.type(torch.npu.HalfTensor)`` parses the class's C-level tp_name, which is the full "torch.npu.HalfTensor"
+    # for torch's own (static) types and for torch_npu's; a Python class's tp_name is its __name__.
+    cls.__name__ = f"torch.npu.{name}"
+    cls.__qualname__ = name
+    return cls
 
 
 # The ten types torch_npu declares (all_declared_types_npu in TensorType.cpp).
