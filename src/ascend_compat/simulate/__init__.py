@@ -159,7 +159,7 @@ def install(
         _check_environment()
         import torch
 
-        from ascend_compat.simulate import _autograd, _build, _compile, _finder
+        from ascend_compat.simulate import _autograd, _build, _compile, _finder, _rnn
 
         ext = _build.load_extension()
         profile = profiles[chip]
@@ -195,6 +195,7 @@ def install(
         _finder.install_finder(TORCH_NPU_VERSION)
         _autograd.install(torch, ext)
         _compile.install(torch)
+        _rnn.register(torch)
         _CONFIG = new
         return new
 
