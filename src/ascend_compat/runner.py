@@ -6,10 +6,51 @@ import os
 import runpy
 import sys
 import traceback
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 
-def _prepare(backend: Optional[str], report: bool, dtype_policy: Optional[str] = None) -> None:
+def _shim_spawned_children(backend: Optional[str], dtype_policy: Optional[str]) -> Callable[[], None]:
+    """Make the script's spawned children (``torch.multiprocessing.spawn``, spawn-context pools and workers) run
+    under the shim as the script does; returns the undo.
+
+    A spawned child is a fresh ``python -c "from multiprocessing.spawn import spawn_main; ..."``: it inherits the
+    environment but imports nothing of ours, so ``mp.spawn(worker, nprocs=torch.cuda.device_count())`` would run
+    an unshimmed ``worker`` (``init_process_group("nccl")`` failing there). The child's command line imports
+    ``ascend_compat`` first, and ``ASCEND_COMPAT_AUTO_ACTIVATE=1`` (with the run's backend and dtype policy)
+    activates it when the child imports torch. Forked children inherit the patched process as it is.
+    """
+    import multiprocessing.spawn as spawn
+
+    env = {"ASCEND_COMPAT_AUTO_ACTIVATE": "1"}
+    if backend:
+        env["ASCEND_COMPAT_BACKEND"] = backend
+    if dtype_policy:
+        env["ASCEND_COMPAT_DTYPE_POLICY"] = dtype_policy
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    original = spawn.get_command_line
+
+    def get_command_line(**kwds: Any) -> list[str]:
+        cmd = list(original(**kwds))
+        if "-c" in cmd:
+            i = cmd.index("-c") + 1
+            cmd[i] = "import ascend_compat; " + cmd[i]
+        return cmd
+
+    spawn.get_command_line = get_command_line
+
+    def undo() -> None:
+        spawn.get_command_line = original
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+    return undo
+
+
+def _prepare(backend: Optional[str], report: bool, dtype_policy: Optional[str] = None) -> Optional[str]:
     if os.environ.get("ASCEND_COMPAT_SIMULATE"):
         from ascend_compat import simulate
 
@@ -22,6 +63,7 @@ def _prepare(backend: Optional[str], report: bool, dtype_policy: Optional[str] =
         reason = cuda_shim.noop_reason()
         where = f"CUDA -> {target}" if target else f"inactive ({reason})"
         print(f"ascend-compat: {where}", file=sys.stderr, flush=True)
+    return target
 
 
 def print_report(stream: Any = None, fallback: Any = None) -> None:
@@ -72,7 +114,8 @@ def run_target(
     ``sys.path``, ``SystemExit`` codes honoured and uncaught exceptions printed with exit code 1. With ``report``,
     the CPU-fallback monitor runs too and everything is summarised on stderr at exit.
     """
-    _prepare(backend, report, dtype_policy)
+    target = _prepare(backend, report, dtype_policy)
+    undo_children = _shim_spawned_children(backend, dtype_policy) if target is not None else None
     monitor = None
     if report:
         from ascend_compat.doctor.fallback import FallbackMonitor
@@ -81,6 +124,8 @@ def run_target(
     try:
         return _run(script, module, args)
     finally:
+        if undo_children is not None:
+            undo_children()
         if report:
             print_report(fallback=monitor.stop() if monitor is not None else None)
 

@@ -128,3 +128,35 @@ def test_torchrun_gloo_group_takes_npu_tensors(tmp_path, backend):
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
     assert "rank 0 OK" in proc.stdout and "rank 1 OK" in proc.stdout
+
+
+DEFAULT_BACKEND_SCRIPT = """
+import torch, torch.distributed as dist
+dist.init_process_group()  # no backend: every device's default, as "cpu:gloo,cuda:nccl" on CUDA
+rank = dist.get_rank()
+dev = torch.device("cuda", rank % torch.cuda.device_count())
+torch.cuda.set_device(dev)
+t = torch.ones(2, device=dev) * (rank + 1)
+dist.all_reduce(t)
+c = torch.ones(2) * (rank + 1)
+dist.all_reduce(c)
+print(f"rank {rank} {t.device.type} {t.tolist()} {c.tolist()}")
+dist.destroy_process_group()
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("simulate", [True, False])
+def test_unchanged_script_without_backend_reduces_device_and_host_tensors(tmp_path, simulate):
+    script = tmp_path / "worker.py"
+    script.write_text(DEFAULT_BACKEND_SCRIPT)
+    run = [sys.executable, "-m", "ascend_compat", "run", *(["--simulate", "npu"] if simulate else []), str(script)]
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("ASCEND_COMPAT_SIM")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", *run[1:]],
+        capture_output=True, text=True, timeout=300, env={**env, "OMP_NUM_THREADS": "1"},
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    kind = "npu" if simulate else "cpu"
+    for rank in (0, 1):
+        assert f"rank {rank} {kind} [3.0, 3.0] [3.0, 3.0]" in proc.stdout

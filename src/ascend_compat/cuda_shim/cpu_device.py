@@ -157,8 +157,8 @@ def get_rng_state_all() -> list[torch.Tensor]:
     return [torch.get_rng_state()]
 
 
-def set_rng_state_all(states: list[torch.Tensor]) -> None:
-    torch.set_rng_state(states[0])
+def set_rng_state_all(new_states: list[torch.Tensor]) -> None:
+    torch.set_rng_state(next(iter(new_states)))
 
 
 class Stream:
@@ -192,7 +192,9 @@ _DEFAULT_STREAM = Stream()
 class Event:
     """A host-timed event."""
 
-    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False) -> None:
+    def __init__(
+        self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False, external: bool = False
+    ) -> None:
         self.enable_timing = enable_timing
         self._t: float | None = None
 
@@ -228,7 +230,7 @@ def set_stream(stream: Any) -> None:
 
 
 @contextlib.contextmanager
-def stream(s: Any) -> Iterator[None]:
+def stream(stream: Any) -> Iterator[None]:  # CUDA's parameter name: torch.cuda.stream(stream=s) works
     yield
 
 

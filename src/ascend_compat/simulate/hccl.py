@@ -236,10 +236,11 @@ _FLAVOR: contextvars.ContextVar[tuple[str, bool]] = contextvars.ContextVar(
 
 def _wants_host_mode(backend: Any) -> bool:
     text = str(backend).lower().replace(" ", "")
-    if text == "gloo":
+    if text in ("gloo", "undefined", "none", ""):  # init_process_group() without a backend: every device's default
         return True
     pairs = dict(p.split(":", 1) for p in text.split(",") if ":" in p) if ":" in text else {}
-    return pairs.get("cpu") == "gloo" and pairs.get("npu") in ("hccl", "gloo") and set(pairs) <= {"cpu", "npu"}
+    # other devices' entries ("cuda:nccl" in torch's default list) name devices the simulator does not have
+    return pairs.get("cpu") == "gloo" and pairs.get("npu", "hccl") in ("hccl", "gloo")
 
 
 def _install_gloo_for_npu() -> None:

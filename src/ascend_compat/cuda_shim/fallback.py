@@ -1,0 +1,109 @@
+"""CPU fallback: what a CUDA script's gates and pinning mean when the target is the host.
+
+Policy (``ASCEND_COMPAT_CUDA_AVAILABLE=auto``, the default): the CPU *is* the device a CUDA script runs on, so
+its gates open. ``torch.cuda.is_available()`` is True and ``torch.cuda.device_count()`` 1 (see
+:func:`~ascend_compat.cuda_shim.cuda_functions.cuda_available`), and ``torch.accelerator`` agrees: available, one
+device, the current accelerator is ``cpu``, index 0, synchronising is a no-op (torch's own modules keep the
+native ``torch.accelerator`` answers: they follow such a gate with C++ accelerator calls a CPU-only build lacks).
+With ``false`` none of this is patched and ``torch.accelerator`` answers as torch does.
+
+Pinned memory needs an accelerator's host allocator, which a CPU-only torch lacks ("Cannot access accelerator
+device when none is available"). There is nothing to copy to, so pinning is a no-op: ``Tensor.pin_memory()``
+returns the tensor, ``DataLoader(pin_memory=True)`` does not pin, factories given ``pin_memory=True`` allocate
+ordinary memory.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Any, Callable
+
+from ascend_compat.cuda_shim.devices import count
+
+Patch = Callable[[Any, str, Any], None]
+
+
+def _pin_memory(self: Any, device: Any = None) -> Any:
+    """``Tensor.pin_memory()`` on CPU fallback: the tensor itself (there is no device to pin for)."""
+    count("Tensor.pin_memory")
+    return self
+
+
+def unpinned(fn: Callable[..., Any], label: str, inner: Callable[..., Any]) -> Callable[..., Any]:
+    """``inner`` (a ``device=`` wrapper of ``fn``) that also drops ``pin_memory=True``."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("pin_memory"):
+            del kwargs["pin_memory"]
+            count(f"{label}(pin_memory)")
+        return inner(*args, **kwargs)
+
+    return wrapper
+
+
+def _from_torch(depth: int = 2) -> bool:
+    """True when the caller of the patched function is torch's own code (``torch`` or ``torch.*``)."""
+    name = sys._getframe(depth).f_globals.get("__name__", "")
+    return name == "torch" or name.startswith("torch.")
+
+
+def _accelerator_functions(accelerator: Any, torch: Any) -> dict[str, Any]:
+    """The gates answer for the script; torch's own code keeps the native answers, because after such a gate it
+    calls the C++ accelerator API directly (dynamo's current stream, the DataLoader's pinning thread), which a
+    CPU-only build does not have."""
+    cpu = torch.device("cpu")
+    native_available, native_count = accelerator.is_available, accelerator.device_count
+    native_current = accelerator.current_accelerator
+
+    def is_available() -> bool:
+        return native_available() if _from_torch() else True
+
+    def device_count() -> int:
+        return native_count() if _from_torch() else 1
+
+    def current_accelerator(check_available: bool = False) -> Any:
+        return native_current(check_available) if _from_torch() else cpu
+
+    def current_device_index() -> int:
+        return 0
+
+    def set_device_index(device: Any, /) -> None:
+        """Every ordinal is the one CPU (torchrun ranks call set_device_index(local_rank))."""
+
+    def synchronize(device: Any = None, /) -> None:
+        """CPU work is synchronous."""
+
+    return {
+        "is_available": is_available,
+        "device_count": device_count,
+        "current_accelerator": current_accelerator,
+        "current_device_index": current_device_index,
+        "current_device_idx": current_device_index,
+        "set_device_index": set_device_index,
+        "set_device_idx": set_device_index,
+        "synchronize": synchronize,
+    }
+
+
+def _no_exchange(self: Any, *exc: Any) -> None:
+    """``torch.accelerator.device_index(i)`` on the one CPU: nothing to switch."""
+
+
+def apply(patch: Patch, available: bool) -> None:
+    """The CPU-fallback patches, through ``patch(owner, name, value)`` (the shim's ledger)."""
+    import torch
+
+    patch(torch.Tensor, "pin_memory", _pin_memory)
+    accelerator = getattr(torch, "accelerator", None)
+    if accelerator is None or not available:  # torch < 2.6, or ASCEND_COMPAT_CUDA_AVAILABLE=false
+        return
+    for name, fn in _accelerator_functions(accelerator, torch).items():
+        if hasattr(accelerator, name):
+            fn.__module__ = "torch.accelerator"
+            patch(accelerator, name, fn)
+    device_index = getattr(accelerator, "device_index", None)
+    if isinstance(device_index, type):
+        patch(device_index, "__enter__", _no_exchange)
+        patch(device_index, "__exit__", _no_exchange)
