@@ -11,20 +11,40 @@ from tests.conftest import run_python
 
 #: What activate() may import on CPU fallback (beyond ascend_compat itself).
 ALLOWED = {
-    "ascend_compat._dist",
     "ascend_compat._import_hooks",
     "ascend_compat.backends",
     "ascend_compat.cuda_shim",
     "ascend_compat.cuda_shim.cpu_device",
+    "ascend_compat.cuda_shim.cuda_functions",
     "ascend_compat.cuda_shim.devices",
+    "ascend_compat.cuda_shim.distributed",
+    "ascend_compat.cuda_shim.fallback",
     "ascend_compat.cuda_shim.ledger",
     "ascend_compat.cuda_shim.patches",
     "ascend_compat.ecosystem",
-    "ascend_compat.ecosystem.deepspeed",
-    "ascend_compat.ecosystem.flash_attn_provider",
     "ascend_compat.ecosystem.patching",
-    "ascend_compat.ecosystem.transformers",
 }
+#: Library patch implementations and the flash_attn drop-in: imported only once their library is.
+LIBRARY_MODULES = (
+    "ascend_compat._dist",
+    "ascend_compat.ecosystem.deepspeed",
+    "ascend_compat.ecosystem.flash_attn",
+    "ascend_compat.ecosystem.flash_attn_provider",
+    "ascend_compat.ecosystem.transformers",
+    "ascend_compat.ecosystem.transformers_patch",
+)
+#: Records every scan of the installed distributions' metadata (entry points) in the child.
+COUNT_SCANS = """
+import importlib.metadata as _md
+SCANS = []
+def _counting(real):
+    def scan(*args, **kwargs):
+        SCANS.append(real.__name__)
+        return real(*args, **kwargs)
+    return scan
+_md.entry_points = _counting(_md.entry_points)
+_md.distributions = _counting(_md.distributions)
+"""
 HEAVY = (
     "ascend_compat.cuda_shim.dtype_policy",  # only with a dtype policy in play
     "ascend_compat.migrate",
@@ -65,6 +85,60 @@ def test_activation_imports_only_the_shim_on_cpu_fallback():
     assert not [m for m in mods for h in HEAVY if m == h or m.startswith(h + ".")]
     extra = {m for m in mods if not m.startswith("ascend_compat.backends.")} - ALLOWED
     assert not extra, f"activate() now also imports {sorted(extra)}"
+
+
+def _library_modules_and_scans(tmp_path, env: dict[str, str], pre: str = "", after: str = "") -> dict:
+    proc = run_python(
+        f"""
+import json, sys
+import torch
+{COUNT_SCANS}
+{pre}
+import ascend_compat
+target = ascend_compat.activate()
+from ascend_compat.ecosystem import patching
+state = patching.status()
+{after}
+mods = sorted(m for m in sys.modules if m.startswith("ascend_compat"))
+print(json.dumps({{"target": target, "modules": mods, "scans": SCANS, "status": state}}))
+""",
+        env={"ASCEND_COMPAT_CACHE_DIR": str(tmp_path / "cache"), **env},
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("where", ["cpu", "npu"])
+def test_activation_imports_no_library_patch_module_and_scans_no_distribution(tmp_path, where):
+    # Issue 15: library patches wait as data (their modules load with their library), and detection reads the
+    # entry-point cache instead of every installed distribution's metadata, cold cache included.
+    env = {"ASCEND_COMPAT_SIMULATE": "npu"} if where == "npu" else {}
+    for _ in range(2):  # a cold cache, then a warm one
+        got = _library_modules_and_scans(tmp_path, env)
+        assert got["target"] == where
+        assert not [m for m in got["modules"] if m.startswith(LIBRARY_MODULES)], got["modules"]
+        assert got["scans"] == []
+    waiting = "transformers." + ("cpu-flash-attention-fallback" if where == "cpu" else "npu-flash-attention-window")
+    assert got["status"][waiting].startswith("waiting for `import transformers.")
+    assert got["status"]["flash_attn.drop-in"].startswith("not provided" if where == "cpu" else "provided")
+
+
+def test_a_library_patch_module_loads_with_its_library_and_the_drop_in_with_flash_attn(tmp_path):
+    pytest.importorskip("transformers")
+    got = _library_modules_and_scans(
+        tmp_path,
+        {"ASCEND_COMPAT_SIMULATE": "npu"},
+        after="""
+import transformers.integrations.npu_flash_attention
+import flash_attn
+assert flash_attn.__name__ == "ascend_compat.ecosystem.flash_attn", flash_attn.__name__
+state = patching.status()
+""",
+    )
+    assert got["status"]["transformers.npu-flash-attention-window"] == "applied"
+    mods = set(got["modules"])
+    assert {"ascend_compat.ecosystem.transformers", "ascend_compat.ecosystem.flash_attn_provider"} <= mods
+    assert "ascend_compat.ecosystem.deepspeed" not in mods  # deepspeed was not imported
 
 
 def test_activation_on_the_simulated_npu_imports_no_dtype_policy_nor_tools():

@@ -152,3 +152,101 @@ def test_entry_point_backend_is_discovered_by_info_and_a_broken_one_is_skipped(t
     assert row["display_name"] == "MyVendor Accelerator" and row["collective_backend"] == "myccl"
     assert row["visible_devices_env"] == "MYDEV_VISIBLE_DEVICES" and row["available"] is True
     assert "broken" in proc.stderr and "skipped" in proc.stderr
+
+
+def _age(path: Path, seconds: float = 60.0) -> None:
+    """Make ``path`` look modified ``seconds`` ago (a directory just written is never cached)."""
+    import os
+    import time
+
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+
+
+#: Detection in a fresh interpreter, counting the scans of every installed distribution's metadata.
+DETECT_COUNTING_SCANS = """
+import torch  # first: torch reads its own entry points (torch.backends) at import
+import importlib.metadata as md
+scans = []
+real = md.entry_points
+md.entry_points = lambda *a, **k: scans.append(1) or real(*a, **k)
+from ascend_compat import backends
+found = backends.detect()
+print("CHOSEN", found.backend.name, "SCANS", len(scans))
+"""
+
+
+def test_detection_scans_distributions_only_when_one_may_declare_a_backend(tmp_path: Path):
+    # Issue 15: the ~4 ms scan of every distribution is skipped when a cached per-directory check finds no
+    # distribution mentioning the entry-point group; installing one changes its directory, which is noticed.
+    (tmp_path / "site").mkdir()
+    site = _vendor_dir(tmp_path / "site")
+    _age(site)
+    cache = tmp_path / "cache"
+    env = {"PYTHONPATH": str(site), "ASCEND_COMPAT_CACHE_DIR": str(cache)}
+
+    def chosen() -> str:
+        proc = run_python(DETECT_COUNTING_SCANS, env=env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return proc.stdout.split("CHOSEN ")[1].strip()
+
+    assert chosen() == "cpu SCANS 0"  # cold cache: each directory listed once, nothing parsed
+    cached = json.loads((cache / "backend-entry-points.json").read_text())["dirs"]
+    assert cached[str(site)][1] is False
+    assert chosen() == "cpu SCANS 0"  # warm cache
+    dist = site / "myvendor_compat-0.1.dist-info"
+    dist.mkdir()
+    dist.joinpath("METADATA").write_text("Metadata-Version: 2.1\nName: myvendor-compat\nVersion: 0.1\n")
+    entry = "myvendor = myvendor_backend:MyVendorBackend"
+    dist.joinpath("entry_points.txt").write_text(f"[ascend_compat.backends]\n{entry}\n")
+    assert chosen() == "myvendor SCANS 1"  # the directory changed (too recently to be cached): listed again
+    _age(site)
+    assert chosen() == "myvendor SCANS 1"
+    assert json.loads((cache / "backend-entry-points.json").read_text())["dirs"][str(site)][1] is True
+
+
+def test_the_entry_point_check_answers_maybe_for_what_it_cannot_list(tmp_path: Path, monkeypatch):
+    from ascend_compat.backends import _entry_point_cache as epc
+
+    monkeypatch.setenv("ASCEND_COMPAT_CACHE_DIR", str(tmp_path / "cache"))
+    import importlib.machinery
+
+    # Only the standard finders (in-process tests may have left the simulator's, which lists torch_npu).
+    monkeypatch.setattr(sys, "meta_path", [f for f in sys.meta_path if isinstance(f, type)])
+    assert importlib.machinery.PathFinder in sys.meta_path
+    archive = tmp_path / "vendor.zip"
+    archive.write_bytes(b"")
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "missing"), str(archive)])
+    assert epc.group_may_be_declared("ascend_compat.backends")  # a zip on sys.path: let the exact scan read it
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "missing")])
+    assert not epc.group_may_be_declared("ascend_compat.backends")
+
+    class ListsDistributions:
+        def find_spec(self, *args: object) -> None:
+            return None
+
+        def find_distributions(self, context: object = None) -> list[object]:
+            return []
+
+    monkeypatch.setattr(sys, "meta_path", [ListsDistributions(), *sys.meta_path])
+    assert epc.group_may_be_declared("ascend_compat.backends")  # a custom finder may list any distribution
+
+
+def test_get_backend_of_a_builtin_name_uses_the_check_and_all_backends_scans(tmp_path: Path):
+    proc = run_python(
+        """
+        import torch
+        import importlib.metadata as md
+        scans = []
+        real = md.entry_points
+        md.entry_points = lambda *a, **k: scans.append(1) or real(*a, **k)
+        from ascend_compat import backends
+        assert backends.get_backend("cpu").name == "cpu" and not scans
+        assert backends.all_backends()[-1].name == "cpu" and len(scans) == 1
+        backends.all_backends()
+        print("SCANS", len(scans))
+        """,
+        env={"ASCEND_COMPAT_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "SCANS 1" in proc.stdout

@@ -10,7 +10,8 @@ another distribution, an entry point in the ``ascend_compat.backends`` group nam
     myvendor = "myvendor_compat:MyVendorBackend"
 
 Entry points are loaded on first need (``all_backends()``, ``get_backend()``, or detection once no built-in
-accelerator answers); one that fails to load is skipped with a warning.
+accelerator answers); one that fails to load is skipped with a warning. Detection and ``get_backend()`` of a
+built-in name scan the installed distributions only when a cached check says one may declare the group.
 """
 
 from __future__ import annotations
@@ -92,6 +93,8 @@ DETECTION_ORDER: list[type[BackendInfo]] = []
 _REGISTRY: dict[str, type[BackendInfo]] = {}
 _LOCK = threading.RLock()
 _ENTRY_POINTS_LOADED = False
+#: The names registered by ascend_compat.backends itself (filled there).
+_BUILTIN_NAMES: set[str] = set()
 
 
 def _check(backend: object) -> type[BackendInfo]:
@@ -122,9 +125,21 @@ def register(backend: type[BackendInfo], before: Optional[str] = "cpu") -> type[
     return backend
 
 
-def load_entry_points() -> None:
-    """Register the backends of the ``ascend_compat.backends`` entry-point group (once per process)."""
+def load_entry_points(*, cached: bool = False) -> None:
+    """Register the backends of the ``ascend_compat.backends`` entry-point group (once per process).
+
+    ``cached=True`` (detection): first ask :mod:`~ascend_compat.backends._entry_point_cache` whether any installed
+    distribution can declare the group, and scan every distribution's metadata only then (the scan is what costs;
+    when nothing declares the group it would register nothing). A later exact call still scans.
+    """
     global _ENTRY_POINTS_LOADED
+    if _ENTRY_POINTS_LOADED:
+        return
+    if cached:
+        from ascend_compat.backends._entry_point_cache import group_may_be_declared
+
+        if not group_may_be_declared(ENTRY_POINT_GROUP):
+            return
     with _LOCK:
         if _ENTRY_POINTS_LOADED:
             return
@@ -148,7 +163,9 @@ def all_backends() -> list[type[BackendInfo]]:
 
 
 def get_backend(name: str) -> type[BackendInfo]:
-    load_entry_points()
+    """The backend registered as ``name``. For a built-in name the entry points are scanned only when some
+    distribution may declare one (one could replace a built-in of the same name)."""
+    load_entry_points(cached=name in _BUILTIN_NAMES)
     try:
         return _REGISTRY[name]
     except KeyError:

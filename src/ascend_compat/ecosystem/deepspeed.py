@@ -13,6 +13,9 @@ compilation for FusedAdam (``NPUFusedAdam`` calls ``torch._fused_adamw_``). One 
   ``"optimizer": {"type": "AdamW"}`` builds ``FusedAdamBuilder``. The patch returns the path only when it is set
   and exists, else None, which the builders already handle ("ascend_cann is missing, npu ops cannot be compiled",
   and FusedAdam still loads: it compiles nothing on NPU).
+
+The patch is declared in :mod:`ascend_compat.ecosystem.patching`, which names ``_apply_cann_path`` by path: this
+module is imported only when DeepSpeed's NPU op builder is.
 """
 
 from __future__ import annotations
@@ -24,9 +27,9 @@ from typing import Any, Optional
 
 from ascend_compat._dist import version_of
 from ascend_compat.cuda_shim.ledger import Ledger
-from ascend_compat.ecosystem.patching import LibraryPatch, only_on_npu, register
+from ascend_compat.ecosystem.patching import DEEPSPEED_TESTED
 
-TESTED = ("deepspeed 0.19.8",)
+TESTED = DEEPSPEED_TESTED
 
 
 def natively_handled() -> list[str]:
@@ -52,24 +55,3 @@ def _apply_cann_path(ledger: Ledger, module: ModuleType, backend: Any) -> None:
 
     ledger.setattr(cls, "installed_cann_path", installed_cann_path,
                    label="DeepSpeed NPUOpBuilder: no KeyError when ASCEND_HOME_PATH is unset")  # fmt: skip
-
-
-register(
-    LibraryPatch(
-        name="deepspeed.npu-cann-path-unset",
-        library="deepspeed",
-        # The module that defines NPUOpBuilder, imported by NPU_Accelerator on its first create_op_builder call.
-        # A source checkout that ships a top-level ``op_builder`` package uses op_builder.npu.builder instead and
-        # is not covered.
-        module="deepspeed.ops.op_builder.npu.builder",
-        why="NPUOpBuilder.installed_cann_path reads os.environ['ASCEND_HOME_PATH'] when it is unset ('or' where "
-        "'and' is meant), so deepspeed.init_distributed() and FusedAdam raise KeyError: 'ASCEND_HOME_PATH' on an "
-        "NPU whose CANN set_env.sh was not sourced (torch_npu itself only warns then)",
-        how="NPUOpBuilder.installed_cann_path returns ASCEND_HOME_PATH when it is set and exists, else None (which "
-        "the builders already handle)",
-        tested=TESTED,
-        upstream="none found; the same condition is in deepspeed/env_report.py (ds_report), not patched here",
-        apply=_apply_cann_path,
-        when=only_on_npu,
-    )
-)

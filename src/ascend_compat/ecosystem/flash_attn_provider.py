@@ -6,6 +6,10 @@ so ``importlib.metadata.version("flash_attn")`` and transformers' package checks
 ``flash_attn.*`` submodule fails to import, as it would with a package that lacks it. Deactivation removes the
 finder and the ``flash_attn`` entries of ``sys.modules``.
 
+Activation puts :class:`~ascend_compat.ecosystem.patching.DropInFinder` first instead, which imports this module
+on the first question about ``flash_attn``; it calls :func:`provide` itself only when a real flash_attn is
+imported or importable (to warn and hide it).
+
 Never installed on CPU fallback or with real CUDA (where the real package works), nor when
 ``ASCEND_COMPAT_FLASH_ATTN=0``. A CUDA build of flash-attn installed on an NPU machine cannot run there, so the
 drop-in shadows it (``ascend-compat info`` says so).
@@ -19,20 +23,21 @@ import importlib.machinery
 import importlib.metadata
 import importlib.util
 import logging
-import os
 import sys
 from collections.abc import Iterable, Sequence
 from types import ModuleType
 from typing import Any, Optional
 
 from ascend_compat.cuda_shim.ledger import Ledger
+from ascend_compat.ecosystem.patching import DROP_IN_NAMES as _NAMES
+from ascend_compat.ecosystem.patching import DROP_IN_SUBMODULES as SUBMODULES
+from ascend_compat.ecosystem.patching import DROP_IN_TARGET as TARGET
+from ascend_compat.ecosystem.patching import DropInFinder, forget_drop_in_modules
+from ascend_compat.ecosystem.patching import drop_in_wanted as wanted
+
+__all__ = ["SUBMODULES", "TARGET", "FlashAttnFinder", "is_provided", "provide", "shadowed_distribution", "wanted"]
 
 log = logging.getLogger("ascend_compat")
-
-TARGET = "ascend_compat.ecosystem.flash_attn"
-# flash-attn's own module names that the drop-in provides (anything else under flash_attn is not found).
-SUBMODULES = ("flash_attn_interface", "bert_padding", "layers", "layers.rotary")
-_NAMES = {"flash_attn", *(f"flash_attn.{s}" for s in SUBMODULES)}
 
 
 class _AliasLoader(importlib.abc.Loader):
@@ -99,22 +104,13 @@ class FlashAttnFinder(importlib.abc.MetaPathFinder):
 def shadowed_distribution() -> Optional[str]:
     """The version of a real flash-attn installed here (which the drop-in shadows while active), if any."""
     for finder in sys.meta_path:
-        if isinstance(finder, FlashAttnFinder):
+        if isinstance(finder, (FlashAttnFinder, DropInFinder)):
             continue
         find = getattr(finder, "find_distributions", None)
         if find is None:
             continue
         for dist in find(importlib.metadata.DistributionFinder.Context(name="flash_attn")):
             return str(dist.version)
-    return None
-
-
-def wanted(backend: Any) -> Optional[str]:
-    """None when the drop-in should be provided for this backend, else why not."""
-    if os.environ.get("ASCEND_COMPAT_FLASH_ATTN", "1").lower() in ("0", "false", "no"):
-        return "ASCEND_COMPAT_FLASH_ATTN=0"
-    if getattr(backend, "device_type", None) != "npu":
-        return f"the target is {getattr(backend, 'device_type', 'unknown')}, not an NPU (no fused attention op)"
     return None
 
 
@@ -126,16 +122,10 @@ def provide(ledger: Ledger) -> None:
     stale = [n for n in _NAMES if n in sys.modules]
     for name in stale:  # a real flash_attn imported before activation (its import would have failed on an NPU)
         ledger.setitem(sys.modules, name, None, label=f"sys.modules[{name}]")
-    ledger.on_restore(_forget_modules, "sys.modules: flash_attn drop-in")
+    ledger.on_restore(forget_drop_in_modules, "sys.modules: flash_attn drop-in")
     ledger.insert(sys.meta_path, FlashAttnFinder(), 0, label="flash_attn drop-in finder")
     importlib.invalidate_caches()
 
 
-def _forget_modules() -> None:
-    for name in list(sys.modules):
-        if name in _NAMES and getattr(sys.modules[name], "__name__", "").startswith(TARGET):
-            del sys.modules[name]
-
-
 def is_provided() -> bool:
-    return any(isinstance(f, FlashAttnFinder) for f in sys.meta_path)
+    return any(isinstance(f, (FlashAttnFinder, DropInFinder)) for f in sys.meta_path)

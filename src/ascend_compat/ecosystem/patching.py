@@ -1,30 +1,42 @@
 """Library patches: each documents itself, applies only when its library is imported, and goes through the ledger.
 
-A :class:`LibraryPatch` is data plus one ``apply`` function: why it exists, what it changes, the library versions
-it was tested on, and the upstream issue or PR it works around. ``install()`` (called by ``activate()``) registers
-a post-import hook per patch; when the library is imported the patch applies inside a ledger savepoint, so a patch
-that fails part-way leaves nothing behind and never breaks the user's import. Deactivation restores the ledger,
-which undoes every applied patch, and cancels the hooks still waiting.
+A :class:`LibraryPatch` is data: why it exists, what it changes, the library versions it was tested on, the upstream
+issue or PR it works around, the module whose import triggers it, and its ``apply`` function, given as a
+``"module:function"`` path (or a callable). The built-in patches are declared here, at the end of this module, so
+that ``install()`` (called by ``activate()``) registers a post-import hook per patch without importing their
+implementations (``ecosystem/transformers.py``, ``ecosystem/deepspeed.py``): a patch's module is imported only
+when its library is. When the library is imported the patch applies inside a ledger savepoint, so a patch that
+fails part-way (or whose implementation fails to import) leaves nothing behind and never breaks the user's import.
+Deactivation restores the ledger, which undoes every applied patch, and cancels the hooks still waiting.
+
+The flash_attn drop-in is the one exception that must be in place before any import: on an NPU, ``install()`` puts
+a small finder first on ``sys.meta_path`` that loads :mod:`~ascend_compat.ecosystem.flash_attn_provider` on the
+first question about ``flash_attn`` (an import, or its distribution metadata).
 """
 
 from __future__ import annotations
 
 import importlib
 import logging
+import os
+import sys
 import threading
+from collections.abc import Iterable, Sequence
 from types import ModuleType
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Union
 
 from ascend_compat import _import_hooks
 from ascend_compat.cuda_shim.ledger import Ledger
 
-__all__ = ["PATCHES", "LibraryPatch", "apply_now", "install", "register", "status", "uninstall"]
+__all__ = ["PATCHES", "DropInFinder", "LibraryPatch", "apply_now", "drop_in_wanted", "install", "register", "status",
+           "uninstall"]
 
 log = logging.getLogger("ascend_compat")
 
 # apply(ledger, module, backend) -> None; applies(backend) -> None when it should apply, else why it does not.
-ApplyFn = Callable[[Ledger, ModuleType, Any], None]
-WhenFn = Callable[[Any], Optional[str]]
+# Either may be given as a "package.module:function" path, imported when first called.
+ApplyFn = Union[Callable[[Ledger, ModuleType, Any], None], str]
+WhenFn = Union[Callable[[Any], Optional[str]], str]
 
 
 class LibraryPatch:
@@ -79,6 +91,13 @@ class LibraryPatch:
     def __repr__(self) -> str:
         return "LibraryPatch(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in self._FIELDS) + ")"
 
+    def apply_function(self) -> Callable[[Ledger, ModuleType, Any], None]:
+        """``apply`` as a function (importing its module when it is a ``"module:function"`` path)."""
+        return _resolve(self.apply)  # type: ignore[no-any-return]
+
+    def when_function(self) -> Callable[[Any], Optional[str]]:
+        return _resolve(self.when)  # type: ignore[no-any-return]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -89,6 +108,16 @@ class LibraryPatch:
             "tested": list(self.tested),
             "upstream": self.upstream,
         }
+
+
+def _resolve(target: Any) -> Any:
+    if not isinstance(target, str):
+        return target
+    module, _, name = target.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj
 
 
 PATCHES: list[LibraryPatch] = []
@@ -107,24 +136,20 @@ def register(patch: LibraryPatch) -> LibraryPatch:
 
 
 def _load_builtin() -> None:
-    # Importing the modules registers their patches; none of them imports its library.
-    from ascend_compat.ecosystem import deepspeed, transformers  # noqa: F401
+    """Kept for callers: the built-in patches are declared (as data) when this module is imported."""
 
 
 def install(ledger: Ledger, backend: Any) -> None:
     """Register every applicable patch to apply when its library is imported (now, if it already is)."""
-    _load_builtin()
-    from ascend_compat.ecosystem import flash_attn_provider
-
     with _LOCK:
-        reason = flash_attn_provider.wanted(backend)
+        reason = drop_in_wanted(backend)
         if reason is None:
-            flash_attn_provider.provide(ledger)
+            _provide_drop_in(ledger)
             _STATUS[DROP_IN] = "provided: `import flash_attn` gives the NPU drop-in"
         else:
             _STATUS[DROP_IN] = f"not provided: {reason}"
         for patch in PATCHES:
-            reason = patch.when(backend)
+            reason = patch.when_function()(backend)
             if reason is not None:
                 _STATUS[patch.name] = f"not needed: {reason}"
                 continue
@@ -138,7 +163,7 @@ def _make_hook(patch: LibraryPatch, ledger: Ledger, backend: Any) -> Callable[[M
     def hook(module: ModuleType) -> None:
         try:
             with ledger.savepoint():
-                patch.apply(ledger, module, backend)
+                patch.apply_function()(ledger, module, backend)
         except Exception as exc:  # a broken patch must not break the user's import
             _STATUS[patch.name] = f"failed: {type(exc).__name__}: {exc}"
             log.warning("ascend-compat: patch %s failed and was rolled back: %s", patch.name, exc)
@@ -199,3 +224,131 @@ def only_on_cpu_fallback(backend: Any) -> Optional[str]:
     return None if getattr(backend, "name", None) == "cpu" else "only needed on CPU fallback"
 
 
+# -- the flash_attn drop-in, provided at activation on an NPU ------------------------------------------------------
+
+DROP_IN_TARGET = "ascend_compat.ecosystem.flash_attn"
+# flash-attn's own module names that the drop-in provides (anything else under flash_attn is not found).
+DROP_IN_SUBMODULES = ("flash_attn_interface", "bert_padding", "layers", "layers.rotary")
+DROP_IN_NAMES = frozenset({"flash_attn", *(f"flash_attn.{s}" for s in DROP_IN_SUBMODULES)})
+
+
+def drop_in_wanted(backend: Any) -> Optional[str]:
+    """None when the flash_attn drop-in should be provided for this backend, else why not."""
+    if os.environ.get("ASCEND_COMPAT_FLASH_ATTN", "1").lower() in ("0", "false", "no"):
+        return "ASCEND_COMPAT_FLASH_ATTN=0"
+    if getattr(backend, "device_type", None) != "npu":
+        return f"the target is {getattr(backend, 'device_type', 'unknown')}, not an NPU (no fused attention op)"
+    return None
+
+
+def _provider() -> ModuleType:
+    from ascend_compat.ecosystem import flash_attn_provider
+
+    return flash_attn_provider
+
+
+class DropInFinder:
+    """First on ``sys.meta_path`` while the drop-in is provided: answers ``flash_attn`` imports and metadata through
+    :class:`~ascend_compat.ecosystem.flash_attn_provider.FlashAttnFinder`, importing that module on the first
+    question about ``flash_attn`` (every other name is answered at once: not ours)."""
+
+    def find_spec(self, fullname: str, path: Optional[Sequence[str]] = None, target: Optional[ModuleType] = None
+                  ) -> Any:  # fmt: skip
+        if fullname != "flash_attn" and not fullname.startswith("flash_attn."):
+            return None
+        return _provider().FlashAttnFinder().find_spec(fullname, path, target)
+
+    def find_distributions(self, context: Any = None) -> Iterable[Any]:
+        name = getattr(context, "name", None)
+        if name is not None and name.replace("-", "_").lower() != "flash_attn":
+            return []
+        return _provider().FlashAttnFinder().find_distributions(context)  # type: ignore[no-any-return]
+
+    def invalidate_caches(self) -> None:
+        return None
+
+
+def forget_drop_in_modules() -> None:
+    """Drop the drop-in's ``flash_attn`` entries from ``sys.modules`` (the ledger runs this on restore)."""
+    for name in list(sys.modules):
+        if name in DROP_IN_NAMES and getattr(sys.modules[name], "__name__", "").startswith(DROP_IN_TARGET):
+            del sys.modules[name]
+
+
+def _real_flash_attn_present() -> bool:
+    """A flash_attn module imported or importable before the drop-in (a CUDA build), which provide() reports."""
+    if any(name in sys.modules for name in DROP_IN_NAMES):
+        return True
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("flash_attn") is not None
+    except (ImportError, ValueError):
+        return True
+
+
+def _provide_drop_in(ledger: Ledger) -> None:
+    if _real_flash_attn_present():  # shadowing a real package: the full path warns and hides its modules
+        _provider().provide(ledger)
+        return
+    # No importlib.invalidate_caches() (a few hundred finders' caches after torch): nothing was cached about
+    # flash_attn, which no finder found, and this finder comes first.
+    ledger.on_restore(forget_drop_in_modules, "sys.modules: flash_attn drop-in")
+    ledger.insert(sys.meta_path, DropInFinder(), 0, label="flash_attn drop-in finder")
+
+
+# -- the built-in library patches: data only; each ``apply`` is imported when its library is ------------------------
+
+TRANSFORMERS_TESTED = ("transformers 5.23.0",)
+DEEPSPEED_TESTED = ("deepspeed 0.19.8",)
+
+register(
+    LibraryPatch(
+        name="deepspeed.npu-cann-path-unset",
+        library="deepspeed",
+        # The module that defines NPUOpBuilder, imported by NPU_Accelerator on its first create_op_builder call.
+        # A source checkout that ships a top-level ``op_builder`` package uses op_builder.npu.builder instead and
+        # is not covered.
+        module="deepspeed.ops.op_builder.npu.builder",
+        why="NPUOpBuilder.installed_cann_path reads os.environ['ASCEND_HOME_PATH'] when it is unset ('or' where "
+        "'and' is meant), so deepspeed.init_distributed() and FusedAdam raise KeyError: 'ASCEND_HOME_PATH' on an "
+        "NPU whose CANN set_env.sh was not sourced (torch_npu itself only warns then)",
+        how="NPUOpBuilder.installed_cann_path returns ASCEND_HOME_PATH when it is set and exists, else None (which "
+        "the builders already handle)",
+        tested=DEEPSPEED_TESTED,
+        upstream="none found; the same condition is in deepspeed/env_report.py (ds_report), not patched here",
+        apply="ascend_compat.ecosystem.deepspeed:_apply_cann_path",
+        when=only_on_npu,
+    )
+)
+
+register(
+    LibraryPatch(
+        name="transformers.npu-flash-attention-window",
+        library="transformers",
+        module="transformers.integrations.npu_flash_attention",
+        why="transformers' NPU flash-attention functions declare no window_size/softcap, so transformers drops the "
+        "sliding window silently (wrong outputs past the window) and rejects softcap on the NPU",
+        how="npu_flash_attn_func / npu_flash_attn_varlen_func gain window_size and softcap; calls that use them go "
+        "to the flash_attn drop-in (sparse_mode 4 band on npu_fusion_attention; softcap in plain torch)",
+        tested=TRANSFORMERS_TESTED,
+        upstream="none found (transformers integrations/npu_flash_attention.py has no window support)",
+        apply="ascend_compat.ecosystem.transformers:_apply_window",
+        when=only_on_npu,
+    )
+)
+
+register(
+    LibraryPatch(
+        name="transformers.cpu-flash-attention-fallback",
+        library="transformers",
+        module="transformers.modeling_utils",
+        why="on CPU fallback no flash attention exists, and attn_implementation='flash_attention_2' raises an "
+        "ImportError at model creation",
+        how="PreTrainedModel._check_and_adjust_attn_implementation asks for 'sdpa' instead, with one warning",
+        tested=TRANSFORMERS_TESTED,
+        upstream="not a transformers bug: the fallback is ascend-compat's choice for unchanged scripts",
+        apply="ascend_compat.ecosystem.transformers:_apply_cpu_fallback",
+        when=only_on_cpu_fallback,
+    )
+)

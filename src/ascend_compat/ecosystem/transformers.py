@@ -11,6 +11,9 @@ path (``integrations/npu_flash_attention.py``, bottom-right causal by default). 
 - ``transformers.cpu-flash-attention-fallback``: on CPU fallback there is no flash attention at all, and
   ``attn_implementation="flash_attention_2"`` raises at model creation. The patch asks for ``sdpa`` instead,
   with one warning, so the unchanged script still runs.
+
+The patches are declared (why, how, tested versions, upstream) in :mod:`ascend_compat.ecosystem.patching`, which
+names the ``_apply_*`` functions here by path: this module is imported only when transformers is.
 """
 
 from __future__ import annotations
@@ -23,10 +26,10 @@ from typing import Any, Callable
 
 from ascend_compat._dist import version_of
 from ascend_compat.cuda_shim.ledger import Ledger
-from ascend_compat.ecosystem.patching import LibraryPatch, only_on_cpu_fallback, only_on_npu, register
+from ascend_compat.ecosystem.patching import TRANSFORMERS_TESTED
 
 log = logging.getLogger("ascend_compat")
-TESTED = ("transformers 5.23.0",)
+TESTED = TRANSFORMERS_TESTED
 
 
 def natively_handled() -> list[str]:
@@ -111,35 +114,3 @@ def _apply_cpu_fallback(ledger: Ledger, module: ModuleType, backend: Any) -> Non
 
     ledger.setattr(cls, "_check_and_adjust_attn_implementation", _check_and_adjust_attn_implementation,
                    label="transformers: flash attention → sdpa on CPU fallback")  # fmt: skip
-
-
-register(
-    LibraryPatch(
-        name="transformers.npu-flash-attention-window",
-        library="transformers",
-        module="transformers.integrations.npu_flash_attention",
-        why="transformers' NPU flash-attention functions declare no window_size/softcap, so transformers drops the "
-        "sliding window silently (wrong outputs past the window) and rejects softcap on the NPU",
-        how="npu_flash_attn_func / npu_flash_attn_varlen_func gain window_size and softcap; calls that use them go "
-        "to the flash_attn drop-in (sparse_mode 4 band on npu_fusion_attention; softcap in plain torch)",
-        tested=TESTED,
-        upstream="none found (transformers integrations/npu_flash_attention.py has no window support)",
-        apply=_apply_window,
-        when=only_on_npu,
-    )
-)
-
-register(
-    LibraryPatch(
-        name="transformers.cpu-flash-attention-fallback",
-        library="transformers",
-        module="transformers.modeling_utils",
-        why="on CPU fallback no flash attention exists, and attn_implementation='flash_attention_2' raises an "
-        "ImportError at model creation",
-        how="PreTrainedModel._check_and_adjust_attn_implementation asks for 'sdpa' instead, with one warning",
-        tested=TESTED,
-        upstream="not a transformers bug: the fallback is ascend-compat's choice for unchanged scripts",
-        apply=_apply_cpu_fallback,
-        when=only_on_cpu_fallback,
-    )
-)

@@ -1,0 +1,138 @@
+"""Does any installed distribution declare a backend entry point? A cheap, cached answer for detection.
+
+The exact answer (``importlib.metadata.entry_points()``) reads the metadata of every installed distribution, about
+4 ms with ~150 of them, and almost always finds nothing. Detection asks this instead: for each ``sys.path``
+directory, whether one of its ``*.dist-info`` / ``*.egg-info`` folders has an ``entry_points.txt`` that mentions
+the group at all (a superset of what the exact scan finds). The answer is cached per directory, keyed by the
+directory's modification time, in ``$ASCEND_COMPAT_CACHE_DIR`` (or ``$XDG_CACHE_HOME/ascend_compat``, or
+``~/.cache/ascend_compat``), so a fresh process pays a few ``stat`` calls. Installing, upgrading or removing a
+distribution adds or removes a folder there, which changes the directory's time; a directory changed in the last
+few seconds is never cached (its time may not yet tell a later change). Only when some directory may declare the
+group does the caller run the exact scan. Anything this module cannot judge cheaply (a zip or egg on
+``sys.path``, a custom finder that lists distributions) answers "maybe", which also leads to the exact scan.
+
+Not noticed: an ``entry_points.txt`` edited in place inside an existing ``*.dist-info`` folder (installers never do
+that) until its directory changes; ``all_backends()`` (``ascend-compat info``) always runs the exact scan.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import time
+from typing import Any
+
+__all__ = ["cache_file", "group_may_be_declared"]
+
+_VERSION = 1
+_MAX_DIRS = 256
+#: A directory modified less than this long ago is scanned but not cached (file times are coarse).
+_RACY_NS = 3_000_000_000
+_METADATA_SUFFIXES = (".dist-info", ".egg-info")
+
+
+def cache_file() -> str:
+    root = os.environ.get("ASCEND_COMPAT_CACHE_DIR")
+    if not root:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        root = os.path.join(base, "ascend_compat")
+    return os.path.join(root, "backend-entry-points.json")
+
+
+def _read(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            import json
+
+            data = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    dirs = data.get("dirs") if isinstance(data, dict) and data.get("version") == _VERSION else None
+    return dirs if isinstance(dirs, dict) else {}
+
+
+def _write(path: str, dirs: dict[str, Any]) -> None:
+    import json
+
+    if len(dirs) > _MAX_DIRS:  # keep the most recently added
+        dirs = dict(list(dirs.items())[-_MAX_DIRS:])
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump({"version": _VERSION, "dirs": dirs}, f)
+        os.replace(tmp, path)
+    except OSError:  # a read-only home or a full disk: detection works without the cache
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def _dir_declares(path: str, needle: bytes) -> bool:
+    """Whether a distribution folder directly under ``path`` has an entry_points.txt mentioning ``needle``."""
+    try:
+        entries = os.scandir(path)
+    except OSError:
+        return False
+    with entries:
+        for entry in entries:
+            if not entry.name.lower().endswith(_METADATA_SUFFIXES):
+                continue
+            try:
+                with open(os.path.join(entry.path, "entry_points.txt"), "rb") as f:
+                    if needle in f.read():
+                        return True
+            except OSError:  # no entry points, or an egg-info file
+                continue
+    return False
+
+
+def _other_distribution_finders() -> bool:
+    """True when a ``sys.meta_path`` finder other than the path finder (and the flash_attn drop-in's, which lists
+    only a distribution with no entry points) can list distributions."""
+    import importlib.machinery
+
+    for finder in sys.meta_path:
+        if finder is importlib.machinery.PathFinder or not hasattr(finder, "find_distributions"):
+            continue
+        if type(finder).__module__ == "ascend_compat.ecosystem.flash_attn_provider":
+            continue
+        return True
+    return False
+
+
+def group_may_be_declared(group: str) -> bool:
+    """False only when no distribution visible on ``sys.path`` can declare an entry point in ``group``."""
+    if _other_distribution_finders():
+        return True
+    where = cache_file()
+    cached = _read(where)
+    changed = False
+    needle = group.encode()
+    now = time.time_ns()
+    try:
+        for entry in list(sys.path):
+            path = os.path.abspath(entry or ".")
+            try:
+                st = os.stat(path)
+            except (OSError, ValueError):
+                continue  # not there: importlib.metadata finds nothing there either
+            if not stat.S_ISDIR(st.st_mode) or path.endswith(".egg"):
+                return True  # a zip or an egg: let the exact scan read it
+            hit = cached.get(path)
+            if isinstance(hit, list) and len(hit) == 2 and hit[0] == st.st_mtime_ns:
+                found = bool(hit[1])
+            else:
+                found = _dir_declares(path, needle)
+                if now - st.st_mtime_ns > _RACY_NS and os.stat(path).st_mtime_ns == st.st_mtime_ns:
+                    cached.pop(path, None)
+                    cached[path] = [st.st_mtime_ns, found]
+                    changed = True
+            if found:
+                return True
+        return False
+    finally:
+        if changed:
+            _write(where, cached)
