@@ -160,3 +160,32 @@ def test_unchanged_script_without_backend_reduces_device_and_host_tensors(tmp_pa
     kind = "npu" if simulate else "cpu"
     for rank in (0, 1):
         assert f"rank {rank} {kind} [3.0, 3.0] [3.0, 3.0]" in proc.stdout
+
+
+OBJECT_SCRIPT = """
+import torch, torch.distributed as dist
+dist.init_process_group("nccl")
+rank = dist.get_rank()
+torch.cuda.set_device(rank)
+out = [None, None]
+dist.all_gather_object(out, {"rank": rank})  # c10d runs object collectives on the group's cpu backend
+objs = [rank * 10]
+dist.broadcast_object_list(objs, src=1)
+print(f"rank {rank} {out} {objs}")
+dist.destroy_process_group()
+"""
+
+
+@pytest.mark.slow
+def test_object_collectives_on_an_nccl_group_under_the_simulator(tmp_path):
+    script = tmp_path / "worker.py"
+    script.write_text(OBJECT_SCRIPT)
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("ASCEND_COMPAT_SIM")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+         "-m", "ascend_compat", "run", "--simulate", "npu", str(script)],
+        capture_output=True, text=True, timeout=300, env={**env, "OMP_NUM_THREADS": "1"},
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    for rank in (0, 1):
+        assert f"rank {rank} [{{'rank': 0}}, {{'rank': 1}}] [10]" in proc.stdout

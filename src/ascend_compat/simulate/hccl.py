@@ -229,8 +229,11 @@ def _destroy_at_exit() -> None:
 # So on the simulator a "gloo" group (and the explicit "cpu:gloo,npu:hccl") is this class in host mode: npu
 # tensors go through gloo on zero-copy CPU views, CPU tensors straight to gloo; get_backend() still says "gloo".
 
+# Every simulated group also takes CPU tensors: it registers its gloo backend for the cpu device (c10d reads the
+# group's name from there), so c10d picks "cpu" for object collectives (all_gather_object, broadcast_object_list:
+# accelerate and DeepSpeed call them on "nccl" groups) and hands those CPU tensors to this class.
 _FLAVOR: contextvars.ContextVar[tuple[str, bool]] = contextvars.ContextVar(
-    "ascend_compat_hccl", default=("hccl", False)
+    "ascend_compat_hccl", default=("hccl", True)
 )
 
 
