@@ -511,3 +511,19 @@ print("OK", target, checked)
 def test_every_redirected_torch_cuda_name_has_cudas_signature(simulate):
     out = _ok(run_python(SIGNATURES, env=SIM if simulate else None))
     assert ("OK npu" if simulate else "OK cpu") in out
+
+
+def test_cpu_fallback_counts_one_device_per_torchrun_worker():
+    # "Unable to locate sufficient 2 gpus" gates (pytorch/examples' FSDP2, tensor parallel) run under torchrun
+    # with 2 workers: each rank addresses the one CPU as its own device.
+    proc = run_python(
+        """
+        import ascend_compat, torch
+        ascend_compat.activate()
+        torch.cuda.set_device(1)
+        print(torch.cuda.device_count(), torch.accelerator.device_count())
+        """,
+        env={"LOCAL_WORLD_SIZE": "2"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["2", "2"]

@@ -26,7 +26,12 @@ def current_device() -> int:
 
 
 def device_count() -> int:
-    return 1
+    """1, or under torchrun the node's worker count: scripts gate on "enough GPUs for my ranks", and every rank
+    addresses the one CPU as its own device (``set_device(local_rank)``)."""
+    try:
+        return max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+    except ValueError:
+        return 1
 
 
 def set_device(device: Any) -> None:

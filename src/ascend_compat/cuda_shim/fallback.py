@@ -61,7 +61,9 @@ def _accelerator_functions(accelerator: Any, torch: Any) -> dict[str, Any]:
         return native_available() if _from_torch() else True
 
     def device_count() -> int:
-        return native_count() if _from_torch() else 1
+        from ascend_compat.cuda_shim import cpu_device
+
+        return native_count() if _from_torch() else cpu_device.device_count()
 
     def current_accelerator(check_available: bool = False) -> Any:
         return native_current(check_available) if _from_torch() else cpu
