@@ -242,9 +242,9 @@ def run_one(script: dict, mode: str, root: Path, timeout: float, keep: bool) -> 
             (boot / "sitecustomize.py").write_text(SITECUSTOMIZE)
             pythonpath.insert(0, str(boot))
             extra["ASCEND_COMPAT_SIMULATE"] = "npu"
-        # The shim modes use `ascend-compat run`, which activates by itself. ASCEND_COMPAT_AUTO_ACTIVATE=1 is not set
-        # as well: with `--simulate npu` that combination fails at start-up ("The runtime module of 'npu' has already
-        # been registered"), which would hide every other result of the mode.
+        else:
+            # The shim modes run under `ascend-compat run` with ASCEND_COMPAT_AUTO_ACTIVATE=1 exported, as users do.
+            extra["ASCEND_COMPAT_AUTO_ACTIVATE"] = "1"
         env = clean_env({**extra, "PYTHONPATH": os.pathsep.join(pythonpath + base_pp)})
         limit = float(script.get("timeout", timeout))
         rc, out, secs = run_proc(build_cmd(script, mode), work, env, limit)

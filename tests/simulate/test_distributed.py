@@ -189,3 +189,32 @@ def test_object_collectives_on_an_nccl_group_under_the_simulator(tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
     for rank in (0, 1):
         assert f"rank {rank} [{{'rank': 0}}, {{'rank': 1}}] [10]" in proc.stdout
+
+
+DEVICE_ID_SCRIPT = """
+import os, torch, torch.distributed as dist
+rank = int(os.environ["RANK"])
+dev = torch.device("cuda", rank)
+torch.cuda.set_device(dev)
+dist.init_process_group(backend="nccl", device_id=dev)  # FSDP2's example binds the group to its device
+t = torch.ones(2, device=dev) * (rank + 1)
+dist.all_reduce(t)
+dist.all_reduce(t, group=dist.new_group([0, 1]))
+print(f"rank {rank} {t.device.type} {t.tolist()}")
+dist.destroy_process_group()
+"""
+
+
+@pytest.mark.slow
+def test_group_bound_to_a_device_id_under_the_simulator(tmp_path):
+    script = tmp_path / "worker.py"
+    script.write_text(DEVICE_ID_SCRIPT)
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("ASCEND_COMPAT_SIM")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+         "-m", "ascend_compat", "run", "--simulate", "npu", str(script)],
+        capture_output=True, text=True, timeout=300, env={**env, "OMP_NUM_THREADS": "1"},
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    for rank in (0, 1):
+        assert f"rank {rank} npu [6.0, 6.0]" in proc.stdout

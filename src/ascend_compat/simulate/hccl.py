@@ -254,6 +254,11 @@ def _install_gloo_for_npu() -> None:
 
     @functools.wraps(original)
     def helper(group_size: int, group_rank: int, global_ranks: list[int], backend: Any, *args: Any, **kw: Any) -> Any:
+        device_id = kw.get("device_id")
+        if device_id is not None and torch.device(device_id).type == "npu":
+            # init_process_group(device_id=npu:N) binds the group to a device's C++ backend (eager connect,
+            # splitting); a simulated group has none for the npu, so it stays unbound (as without device_id).
+            kw["device_id"] = None
         if not _wants_host_mode(backend):
             return original(group_size, group_rank, global_ranks, backend, *args, **kw)
         name = "gloo" if str(backend).lower() == "gloo" else "hccl"
