@@ -527,3 +527,27 @@ def test_cpu_fallback_counts_one_device_per_torchrun_worker():
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["2", "2"]
+
+
+def test_auto_activation_then_explicit_activate_nests(tmp_path):
+    # With ASCEND_COMPAT_AUTO_ACTIVATE=1 exported, `ascend-compat run` (and any explicit activate()) imports torch,
+    # which activates first; the explicit call must nest, not detect its own patched torch.cuda as real CUDA. The
+    # visible failure was mp.spawn children of `ascend-compat run` starting unshimmed.
+    script = tmp_path / "spawn.py"
+    script.write_text(
+        "import sys, torch, torch.multiprocessing as mp\n"
+        "def main(rank):\n"
+        "    torch.cuda.set_device(rank)\n"
+        "    print('child', rank, 'ascend_compat' in sys.modules, flush=True)\n"
+        "if __name__ == '__main__':\n"
+        "    mp.spawn(main, nprocs=torch.cuda.device_count())\n"
+    )
+    env = {"ASCEND_COMPAT_AUTO_ACTIVATE": "1"}
+    proc = run_python("import ascend_compat; print(ascend_compat.activate())", env=env)
+    assert proc.stdout.split() == ["cpu"], proc.stderr
+    run = subprocess.run(
+        [sys.executable, "-m", "ascend_compat", "run", str(script)],
+        capture_output=True, text=True, timeout=300, env={**__import__("os").environ, **env},
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "child 0 True" in run.stdout

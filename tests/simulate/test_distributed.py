@@ -130,6 +130,20 @@ def test_torchrun_gloo_group_takes_npu_tensors(tmp_path, backend):
     assert "rank 0 OK" in proc.stdout and "rank 1 OK" in proc.stdout
 
 
+def _torchrun_under_run(tmp_path, source: str, *run_args: str) -> subprocess.CompletedProcess:
+    """Two torchrun workers running ``source`` under ``ascend-compat run [run_args]``, outside the simulator env."""
+    script = tmp_path / "worker.py"
+    script.write_text(source)
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("ASCEND_COMPAT_SIM")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+         "-m", "ascend_compat", "run", *run_args, str(script)],
+        capture_output=True, text=True, timeout=300, env={**env, "OMP_NUM_THREADS": "1"},
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    return proc
+
+
 DEFAULT_BACKEND_SCRIPT = """
 import torch, torch.distributed as dist
 dist.init_process_group()  # no backend: every device's default, as "cpu:gloo,cuda:nccl" on CUDA
@@ -148,15 +162,7 @@ dist.destroy_process_group()
 @pytest.mark.slow
 @pytest.mark.parametrize("simulate", [True, False])
 def test_unchanged_script_without_backend_reduces_device_and_host_tensors(tmp_path, simulate):
-    script = tmp_path / "worker.py"
-    script.write_text(DEFAULT_BACKEND_SCRIPT)
-    run = [sys.executable, "-m", "ascend_compat", "run", *(["--simulate", "npu"] if simulate else []), str(script)]
-    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("ASCEND_COMPAT_SIM")}
-    proc = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", *run[1:]],
-        capture_output=True, text=True, timeout=300, env={**env, "OMP_NUM_THREADS": "1"},
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    proc = _torchrun_under_run(tmp_path, DEFAULT_BACKEND_SCRIPT, *(["--simulate", "npu"] if simulate else []))
     kind = "npu" if simulate else "cpu"
     for rank in (0, 1):
         assert f"rank {rank} {kind} [3.0, 3.0] [3.0, 3.0]" in proc.stdout
@@ -178,15 +184,7 @@ dist.destroy_process_group()
 
 @pytest.mark.slow
 def test_object_collectives_on_an_nccl_group_under_the_simulator(tmp_path):
-    script = tmp_path / "worker.py"
-    script.write_text(OBJECT_SCRIPT)
-    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("ASCEND_COMPAT_SIM")}
-    proc = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-         "-m", "ascend_compat", "run", "--simulate", "npu", str(script)],
-        capture_output=True, text=True, timeout=300, env={**env, "OMP_NUM_THREADS": "1"},
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    proc = _torchrun_under_run(tmp_path, OBJECT_SCRIPT, "--simulate", "npu")
     for rank in (0, 1):
         assert f"rank {rank} [{{'rank': 0}}, {{'rank': 1}}] [10]" in proc.stdout
 
@@ -207,14 +205,6 @@ dist.destroy_process_group()
 
 @pytest.mark.slow
 def test_group_bound_to_a_device_id_under_the_simulator(tmp_path):
-    script = tmp_path / "worker.py"
-    script.write_text(DEVICE_ID_SCRIPT)
-    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("ASCEND_COMPAT_SIM")}
-    proc = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-         "-m", "ascend_compat", "run", "--simulate", "npu", str(script)],
-        capture_output=True, text=True, timeout=300, env={**env, "OMP_NUM_THREADS": "1"},
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    proc = _torchrun_under_run(tmp_path, DEVICE_ID_SCRIPT, "--simulate", "npu")
     for rank in (0, 1):
         assert f"rank {rank} npu [6.0, 6.0]" in proc.stdout

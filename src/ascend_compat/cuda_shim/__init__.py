@@ -54,6 +54,10 @@ def activate(
     dtypes = _dtype_module(dtype_policy)
     if dtypes is not None and dtype_policy is not None:
         dtype_policy = dtypes._check(dtype_policy)  # a bad name fails before anything is patched
+    if os.environ.get("ASCEND_COMPAT_NO_PATCH", "").lower() not in ("1", "true", "yes"):
+        # Importing torch runs post-import hooks: ASCEND_COMPAT_AUTO_ACTIVATE's activation completes there first,
+        # and this call then nests inside it (run under the lock, it would detect its own patched torch.cuda).
+        import torch
     with _LOCK:
         if _DEPTH > 0:
             _DEPTH += 1
