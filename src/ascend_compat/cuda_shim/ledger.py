@@ -13,6 +13,8 @@ from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
 from typing import Any
 
+from ascend_compat._value import FieldValue
+
 _MISSING = object()
 
 
@@ -24,11 +26,11 @@ class RestoreError(RuntimeError):
     """Some originals could not be put back; the message lists them."""
 
 
-class PatchRecord:
+class PatchRecord(FieldValue):
     """What was changed, and what to put back.
 
     A plain class rather than a dataclass: building a dataclass costs about half a millisecond at import, and this
-    module is on ``activate()``'s path. Same fields, equality and repr as the dataclass it replaces.
+    module is on ``activate()``'s path (see :mod:`ascend_compat._value`).
     """
 
     # Declaration order (repr, equality, positional arguments).
@@ -46,18 +48,6 @@ class PatchRecord:
         self.is_item = is_item  # a mapping entry (os.environ, copyreg.dispatch_table) rather than an attribute
         self.label = label
         self.kind = kind  # "attr", "item", "list" (an element put into a list) or "call" (an undo callback)
-
-    def _fields(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, f) for f in self._FIELDS)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._fields() == other._fields()  # type: ignore[attr-defined]
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._FIELDS)
-        return f"PatchRecord({inner})"
 
     def describe(self) -> str:
         owner = getattr(self.owner, "__name__", type(self.owner).__name__)

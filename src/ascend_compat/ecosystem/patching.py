@@ -26,6 +26,7 @@ from types import ModuleType
 from typing import Any, Callable, Optional, Union
 
 from ascend_compat import _import_hooks
+from ascend_compat._value import FieldValue
 from ascend_compat.cuda_shim.ledger import Ledger
 
 __all__ = ["PATCHES", "DropInFinder", "LibraryPatch", "apply_now", "drop_in_wanted", "install", "register", "status",
@@ -39,7 +40,7 @@ ApplyFn = Union[Callable[[Ledger, ModuleType, Any], None], str]
 WhenFn = Union[Callable[[Any], Optional[str]], str]
 
 
-class LibraryPatch:
+class LibraryPatch(FieldValue):
     """One documented patch of a third-party library (immutable; keyword or positional fields, as a dataclass).
 
     A plain class rather than a frozen dataclass: building one costs about half a millisecond at import, and this
@@ -77,19 +78,8 @@ class LibraryPatch:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"cannot assign to field {name!r}")
 
-    def _fields(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, f) for f in self._FIELDS)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._fields() == other._fields()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
+    def __hash__(self) -> int:  # frozen: hashable by value, as a frozen dataclass
         return hash(self._fields())
-
-    def __repr__(self) -> str:
-        return "LibraryPatch(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in self._FIELDS) + ")"
 
     def apply_function(self) -> Callable[[Ledger, ModuleType, Any], None]:
         """``apply`` as a function (importing its module when it is a ``"module:function"`` path)."""
