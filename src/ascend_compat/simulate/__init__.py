@@ -157,7 +157,6 @@ def install(
             _CONFIG = new
             return new
         _check_environment()
-        import torch
 
         from ascend_compat.simulate import _autograd, _build, _compile, _finder, _rnn
 

@@ -26,8 +26,9 @@ def install(torch: Any, ext: Any) -> None:
     ext.start_autograd_workers()
     from torch.autograd.variable import Variable
 
-    if not isinstance(Variable._execution_engine, _host_engine_class(torch)):
-        Variable._execution_engine = _host_engine_class(torch)()
+    engine = _host_engine_class(torch)
+    if not isinstance(Variable._execution_engine, engine):
+        Variable._execution_engine = engine()
 
 
 _HOST_ENGINE: Any = None
