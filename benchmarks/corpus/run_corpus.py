@@ -135,6 +135,26 @@ cfg = LlamaConfig(vocab_size=len(fast), hidden_size=32, intermediate_size=64, nu
                   bos_token_id=1, eos_token_id=2)
 LlamaForCausalLM(cfg).save_pretrained('tiny-llama')
 """,
+    "dit_data": r"""
+# Four 256x256 images in an ImageFolder, and a tiny random AutoencoderKL (8x downsampling, 4 latent channels, as
+# the VAE DiT loads) placed in a local Hugging Face cache under the id train.py asks for; HF_HUB_OFFLINE=1 reads it.
+import os, numpy as np, torch
+from PIL import Image
+from diffusers.models import AutoencoderKL
+rng = np.random.default_rng(0)
+for i in range(4):
+    os.makedirs(f'data/class{i % 2}', exist_ok=True)
+    Image.fromarray(rng.integers(0, 255, (256, 256, 3), dtype=np.uint8)).save(f'data/class{i % 2}/{i}.png')
+torch.manual_seed(0)
+vae = AutoencoderKL(block_out_channels=(8, 8, 8, 8), layers_per_block=1, latent_channels=4, norm_num_groups=4,
+                    down_block_types=('DownEncoderBlock2D',) * 4, up_block_types=('UpDecoderBlock2D',) * 4,
+                    sample_size=256)
+snap = 'hf/hub/models--stabilityai--sd-vae-ft-ema/snapshots/0000000000000000000000000000000000000000'
+vae.save_pretrained(snap)
+os.makedirs('hf/hub/models--stabilityai--sd-vae-ft-ema/refs', exist_ok=True)
+with open('hf/hub/models--stabilityai--sd-vae-ft-ema/refs/main', 'w') as f:
+    f.write('0' * 40)
+""",
     "alpaca_data": r"""
 import json, random
 random.seed(0)
@@ -202,6 +222,14 @@ def run_proc(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float) -> 
     return rc, text, time.monotonic() - t0
 
 
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def build_cmd(script: dict, mode: str) -> list[str]:
     py = sys.executable
     if script.get("launcher", "python") == "torchrun":
@@ -224,7 +252,15 @@ def run_one(script: dict, mode: str, root: Path, timeout: float, keep: bool) -> 
         boot = tmp / "boot"
         boot.mkdir()
         pythonpath = [str((work / p).resolve()) for p in script.get("pythonpath", [])]
-        extra = dict(script.get("env", {}))
+        if script.get("overlay"):  # the library versions the script was written for, before the installed ones
+            overlay = overlay_dir(root, script)
+            if not overlay.is_dir():
+                return {**res, "status": "setup-failed", "rc": None, "seconds": 0.0, "output_tail": "",
+                        "error": f"overlay {script['overlay']!r} missing: {overlay} (see --print-fetch)"}
+            pythonpath.append(str(overlay))
+        port = str(free_port())  # "{port}" in args/env: a TCP port of its own, as cells run in parallel
+        script = {**script, "args": [a.replace("{port}", port) for a in script.get("args", [])]}
+        extra = {k: v.replace("{port}", port) for k, v in script.get("env", {}).items()}
         base_pp = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
         setup_env = clean_env({**extra, "PYTHONPATH": os.pathsep.join(pythonpath + base_pp)})
         for step in script.get("setup", []):
@@ -249,7 +285,10 @@ def run_one(script: dict, mode: str, root: Path, timeout: float, keep: bool) -> 
         limit = float(script.get("timeout", timeout))
         rc, out, secs = run_proc(build_cmd(script, mode), work, env, limit)
         res.update(rc=rc, seconds=round(secs, 1), output_tail=out[-4000:])
-        if rc is None:
+        if rc is None and script.get("stop_after") and re.search(script["stop_after"], out):
+            # An epoch far longer than a smoke test (ImageNet's 1.28 M dummy images): the first steps ran.
+            res.update(status="pass", error="", note=f"stopped at the time limit after {script['stop_after']!r}")
+        elif rc is None:
             res.update(status="timeout", error=f"timeout after {limit:.0f} s; last line: {first_error(out)}")
         elif rc != 0:
             res.update(status="fail", error=first_error(out))
@@ -265,12 +304,24 @@ def run_one(script: dict, mode: str, root: Path, timeout: float, keep: bool) -> 
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def overlay_dir(root: Path, script: dict) -> Path:
+    """Where ``--print-fetch`` installs a script's overlay (``root`` is the script's checkout): beside it, in
+    ``_overlays/<name>``."""
+    return root.parent / "_overlays" / script["overlay"]
+
+
 def print_fetch(manifest: dict, dest: str) -> None:
     print("set -e")
     for name, co in manifest["checkouts"].items():
         path = os.path.join(dest, name)
         print(f"[ -d {path} ] || git clone -q https://github.com/{co['repo']}.git {path}")
         print(f"git -C {path} checkout -q {co['commit']}")
+    for name, specs in manifest.get("overlays", {}).items():
+        # Pinned libraries a script needs in older versions than the environment's: installed beside the
+        # checkouts and put first on that script's PYTHONPATH only (never into the environment itself).
+        target = os.path.join(dest, "_overlays", name)
+        print(f"[ -d {target} ] || {sys.executable} -m pip install -q --no-deps --target {target} "
+              + " ".join(f"'{spec}'" for spec in specs))
 
 
 def print_table(results: list[dict], names: list[str], modes: list[str]) -> None:

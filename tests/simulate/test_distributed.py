@@ -208,3 +208,49 @@ def test_group_bound_to_a_device_id_under_the_simulator(tmp_path):
     proc = _torchrun_under_run(tmp_path, DEVICE_ID_SCRIPT, "--simulate", "npu")
     for rank in (0, 1):
         assert f"rank {rank} npu [6.0, 6.0]" in proc.stdout
+
+
+FSDP2_SCRIPT = """
+import os, torch, torch.distributed as dist
+from ascend_compat import simulate
+simulate.install_from_env(default=True)
+from torch.distributed.fsdp import fully_shard
+rank = int(os.environ["LOCAL_RANK"])
+dev = torch.device("npu", rank)
+# No set_device: as pytorch/examples' FSDP2 script, the group's device_id is the only binding (torch_npu's HCCL
+# group makes it the current device; FSDP2 takes its device from current_device()).
+dist.init_process_group(backend="hccl", device_id=dev)
+torch.manual_seed(0)
+with torch.device("meta"):
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Linear(16, 4))
+for layer in model:
+    fully_shard(layer)
+fully_shard(model)
+model.to_empty(device=dev)
+for p in model.parameters():
+    torch.nn.init.normal_(p, std=0.1)  # DTensor's RNG tracker edits the generator's Philox offset
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(4, 8, device=dev)
+losses = []
+for _ in range(3):
+    opt.zero_grad()
+    loss = model(x).square().mean()
+    loss.backward()
+    opt.step()
+    losses.append(loss.item())
+print(f"rank {rank} {torch.npu.current_device()} {next(model.parameters()).grad.device} {losses[-1] < losses[0]}")
+dist.destroy_process_group()
+"""
+
+
+@pytest.mark.slow
+def test_fsdp2_with_device_id_binding_and_dtensor_rng(tmp_path):
+    script = tmp_path / "worker.py"
+    script.write_text(FSDP2_SCRIPT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", str(script)],
+        capture_output=True, text=True, timeout=300, env={**__import__("os").environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    for rank in (0, 1):
+        assert f"rank {rank} {rank} npu:{rank} True" in proc.stdout

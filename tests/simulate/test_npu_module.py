@@ -72,6 +72,33 @@ def test_memory_fraction_limit_raises_oom(sim):
         torch.npu.set_per_process_memory_fraction(1.0, 1)
 
 
+def test_rng_state_is_philox_shaped(sim):
+    """As torch_npu's and CUDA's generators: 16 bytes, a uint64 seed then a uint64 offset that code may edit
+    (DTensor's RNG tracker asserts this shape), and the state fully determines the next draw."""
+    torch = sim
+    torch.npu.manual_seed(5)
+    state = torch.npu.get_rng_state()
+    assert state.numel() == 16
+    assert state[:8].view(torch.int64).item() == 5 and state[8:].view(torch.int64).item() == 0
+    first = torch.randn(6, device="npu").cpu()
+    after = torch.npu.get_rng_state()
+    assert after[8:].view(torch.int64).item() > 0  # the offset moved on
+    assert not torch.equal(torch.randn(6, device="npu").cpu(), first)
+    moved = state.clone()
+    moved[8:] = torch.tensor([1024], dtype=torch.int64).view(torch.uint8)
+    torch.npu.set_rng_state(moved)
+    shifted = torch.randn(6, device="npu").cpu()
+    torch.npu.set_rng_state(state)
+    assert torch.equal(torch.randn(6, device="npu").cpu(), first)
+    assert not torch.equal(shifted, first)
+    cpu_state = torch.get_rng_state()  # what earlier simulator versions saved: still accepted
+    torch.npu.set_rng_state(cpu_state)
+    torch.npu.set_rng_state(cpu_state)
+    a = torch.rand(3, device="npu").cpu()
+    torch.npu.set_rng_state(cpu_state)
+    assert torch.equal(torch.rand(3, device="npu").cpu(), a)
+
+
 def test_rng_state_roundtrip(sim):
     torch = sim
     torch.npu.manual_seed_all(3)

@@ -258,6 +258,12 @@ def _install_gloo_for_npu() -> None:
         if device_id is not None and torch.device(device_id).type == "npu":
             # init_process_group(device_id=npu:N) binds the group to a device's C++ backend (eager connect,
             # splitting); a simulated group has none for the npu, so it stays unbound (as without device_id).
+            # Binding also makes it the process's current device, as torch_npu's HCCL group does (the NPU
+            # runtime sets the device before it creates the communicator); FSDP2 takes its device from
+            # current_device() and DeviceMesh leaves an initialized device alone.
+            index = torch.device(device_id).index
+            if index is not None:
+                torch.npu.set_device(index)
             kw["device_id"] = None
         if not _wants_host_mode(backend):
             return original(group_size, group_rank, global_ranks, backend, *args, **kw)

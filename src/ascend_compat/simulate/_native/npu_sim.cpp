@@ -350,44 +350,88 @@ struct NpuGuardImpl final : c10::impl::DeviceGuardImplInterface {
 C10_REGISTER_GUARD_IMPL(PrivateUse1, NpuGuardImpl);
 
 // ----------------------------------------------------------------------------------------------------------
-// Generators: one per device; a wrapper that reports the npu device and forwards to a CPU generator, which is
-// what the CPU kernels accept.
+// Generators: one per device, shaped like torch_npu's (and CUDA's) Philox generators: the state is 16 bytes, a
+// uint64 seed and a uint64 offset, and code that edits the offset (DTensor's RNG tracker, which asserts that
+// shape) works. The numbers come from a CPU generator, which is what the CPU kernels accept: before each random
+// op it is re-seeded from (seed, offset) and the offset advances, so the state fully determines the next op.
+// A CPU generator state (what earlier versions saved) is still accepted by set_state.
 // ----------------------------------------------------------------------------------------------------------
 
 struct NpuGeneratorImpl final : c10::GeneratorImpl {
+  static constexpr int64_t kStateBytes = 16;
+  static constexpr uint64_t kOffsetStep = 4;  // as Philox: offsets advance in multiples of 4
+
   explicit NpuGeneratorImpl(c10::DeviceIndex idx, uint64_t seed = c10::default_rng_seed_val)
       : c10::GeneratorImpl(c10::Device(kNpu, idx), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1)),
-        inner(at::make_generator<at::CPUGeneratorImpl>(seed)) {}
+        inner(at::make_generator<at::CPUGeneratorImpl>(seed)),
+        seed_(seed) {}
   void set_current_seed(uint64_t seed) override {
-    std::lock_guard<std::mutex> lk(inner.mutex());
-    inner.set_current_seed(seed);
+    seed_ = seed;
+    offset_ = 0;
+    from_cpu_state_ = false;
   }
   void set_offset(uint64_t offset) override {
-    inner.set_offset(offset);
+    offset_ = offset;
+    from_cpu_state_ = false;
   }
   uint64_t get_offset() const override {
-    return inner.get_offset();
+    return offset_;
   }
   uint64_t current_seed() const override {
-    return inner.current_seed();
+    return seed_;
   }
   uint64_t seed() override {
-    std::lock_guard<std::mutex> lk(inner.mutex());
-    return inner.seed();
+    set_current_seed(c10::detail::getNonDeterministicRandom(true));
+    return seed_;
   }
   void set_state(const c10::TensorImpl& new_state) override {
+    TORCH_CHECK_TYPE(new_state.dtype() == caffe2::TypeMeta::Make<uint8_t>(),
+        "RNG state must be a torch.ByteTensor");
+    if (new_state.numel() == kStateBytes) {
+      auto* bytes = static_cast<const uint8_t*>(new_state.data());
+      std::memcpy(&seed_, bytes, sizeof(uint64_t));
+      std::memcpy(&offset_, bytes + sizeof(uint64_t), sizeof(uint64_t));
+      from_cpu_state_ = false;
+      return;
+    }
     std::lock_guard<std::mutex> lk(inner.mutex());
-    inner.unsafeGetGeneratorImpl()->set_state(new_state);
+    inner.unsafeGetGeneratorImpl()->set_state(new_state);  // a CPU state: its own size check and message
+    from_cpu_state_ = true;
   }
   c10::intrusive_ptr<c10::TensorImpl> get_state() const override {
-    return inner.unsafeGetGeneratorImpl()->get_state();
+    auto state = at::empty({kStateBytes}, at::TensorOptions().dtype(at::kByte));
+    auto* bytes = state.data_ptr<uint8_t>();
+    std::memcpy(bytes, &seed_, sizeof(uint64_t));
+    std::memcpy(bytes + sizeof(uint64_t), &offset_, sizeof(uint64_t));
+    return state.getIntrusivePtr();
   }
   NpuGeneratorImpl* clone_impl() const override {
-    auto* g = new NpuGeneratorImpl(device_.index());
+    auto* g = new NpuGeneratorImpl(device_.index(), seed_);
     g->inner = inner.clone();
+    g->offset_ = offset_;
+    g->from_cpu_state_ = from_cpu_state_;
     return g;
   }
+  // The CPU generator for the next random op: positioned at (seed, offset), then the offset moves on.
+  at::Generator next_op() {
+    std::lock_guard<std::mutex> lk(mutex_);
+    if (!from_cpu_state_) {
+      std::lock_guard<std::mutex> ilk(inner.mutex());
+      // splitmix64 of (seed, offset): distinct, well-mixed mt19937 seeds for neighbouring offsets.
+      uint64_t z = seed_ + 0x9E3779B97F4A7C15ULL * (offset_ / kOffsetStep + 1);
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+      inner.set_current_seed(z ^ (z >> 31));
+      offset_ += kOffsetStep;
+    }
+    return inner;
+  }
   at::Generator inner;
+
+ private:
+  uint64_t seed_;
+  uint64_t offset_ = 0;
+  bool from_cpu_state_ = false;  // set_state() was given a CPU state: draw from it as it stands
 };
 
 static std::vector<at::Generator>& default_generators() {
@@ -404,12 +448,12 @@ static std::vector<at::Generator>& default_generators() {
 
 static at::Generator cpu_generator_for(const c10::IValue& value, int dev) {
   if (value.isNone()) {
-    return static_cast<NpuGeneratorImpl*>(default_generators()[dev].unsafeGetGeneratorImpl())->inner;
+    return static_cast<NpuGeneratorImpl*>(default_generators()[dev].unsafeGetGeneratorImpl())->next_op();
   }
   auto gen = value.toGenerator();
   TORCH_CHECK(
       gen.device().type() == kNpu, "Expected a 'npu' device type for generator but found '", gen.device().type(), "'");
-  return static_cast<NpuGeneratorImpl*>(gen.unsafeGetGeneratorImpl())->inner;
+  return static_cast<NpuGeneratorImpl*>(gen.unsafeGetGeneratorImpl())->next_op();
 }
 
 // ----------------------------------------------------------------------------------------------------------
