@@ -2,8 +2,8 @@
 
     python tools/build_api_support.py [REFERENCE_DIR]
 
-``REFERENCE_DIR`` (default ``/work/shared/reference/torch_npu_api_support``) holds the resources of Huawei's
-PyTorch migration analysis tool (Ascend/msprobe ``src/ms_fmk_transplt/resource/``, commit 81f0042c):
+``REFERENCE_DIR`` (default ``../shared/reference/torch_npu_api_support`` beside the checkout) holds the resources
+of Huawei's PyTorch migration analysis tool (Ascend/msprobe ``src/ms_fmk_transplt/resource/``, commit 81f0042c):
 
 - ``op_list_<v>.json``: torch APIs NOT supported on the NPU for torch_npu line ``<v>``;
   ``supported_op_<v>.json``: supported ones. Both are copied as bitmasks over ``LINES``.
@@ -36,7 +36,8 @@ import jsonlines  # tools/jsonlines.py: this folder is first on sys.path when a 
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "src" / "ascend_compat" / "migrate" / "data" / "torch_npu_api_support.json"
-DEFAULT_REFERENCE = Path("/work/shared/reference/torch_npu_api_support")
+# The shared reference lists beside the checkout: ../shared/reference relative to the repository.
+DEFAULT_REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "torch_npu_api_support"
 LINES = ("2.1", "2.6", "2.7", "2.8")
 ORIGIN = "Ascend/msprobe src/ms_fmk_transplt/resource/ (commit 81f0042c)"
 ADVICE_SOURCE = f"{ORIGIN} precision_performance_advice.json"

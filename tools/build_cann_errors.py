@@ -2,8 +2,8 @@
 
     python tools/build_cann_errors.py [REFERENCE_JSON]
 
-``REFERENCE_JSON`` (default ``/work/shared/reference/cann_error_codes.json``) merges public Huawei sources; each
-section names its origin and every generated entry keeps it in ``source``:
+``REFERENCE_JSON`` (default ``../shared/reference/cann_error_codes.json`` beside the checkout) merges public Huawei
+sources; each section names its origin and every generated entry keeps it in ``source``:
 
 - ``acl_numeric``: ACL return codes (hicann/runtime ``docs/zh/api_ref/25-01_aclError.md`` and
   ``include/external/acl/error_codes/rt_error_codes.h``; English descriptions from Ascend/pytorch
@@ -38,7 +38,8 @@ import jsonlines  # tools/jsonlines.py: this folder is first on sys.path when a 
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "src" / "ascend_compat" / "doctor" / "data" / "cann_errors.json"
-DEFAULT_REFERENCE = Path("/work/shared/reference/cann_error_codes.json")
+# The shared reference data beside the checkout: ../shared/reference relative to the repository.
+DEFAULT_REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "cann_error_codes.json"
 
 SRC_ACL_DOC = "hicann/runtime docs/zh/api_ref/25-01_aclError.md"
 SRC_RT_HDR = "hicann/runtime include/external/acl/error_codes/rt_error_codes.h"
@@ -792,7 +793,13 @@ def render(data: dict[str, Any]) -> str:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] in (["-h"], ["--help"]):
+        print(__doc__)
+        return 0
     ref = Path(argv[0]) if argv else DEFAULT_REFERENCE
+    if not ref.is_file():
+        print(f"build_cann_errors: reference data not found: {ref} (give REFERENCE_JSON)", file=sys.stderr)
+        return 2
     data = build(ref)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     tmp = OUT.with_suffix(".tmp")

@@ -1,9 +1,9 @@
 """Run code right after a module is imported, via a ``sys.meta_path`` finder (find_spec API).
 
 ``when_imported("torch", callback)`` calls ``callback(module)`` at once if the module is already imported,
-otherwise just after its import finishes. The shim uses it so that auto-activation waits for torch (and then
-loads the backend's adapter, e.g. torch_npu, before anything touches ``torch.cuda``); library patches use it to
-apply only when their library is imported.
+otherwise just after its import finishes (the finder is in ``sys.meta_path`` only while a callback waits). The
+shim uses it so that auto-activation waits for torch (and then loads the backend's adapter, e.g. torch_npu,
+before anything touches ``torch.cuda``); library patches use it to apply only when their library is imported.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ class _CallbackLoader(importlib.abc.Loader):
         self.inner.exec_module(module)
         with _LOCK:
             callbacks = _HOOKS.pop(self.name, [])
+            _drop_finder_when_idle()
         for callback in callbacks:
             callback(module)
 
@@ -98,13 +99,21 @@ def when_imported(name: str, callback: Callback) -> None:
 
 
 def cancel(name: str, callback: Callback) -> None:
-    """Forget a callback that has not run yet (deactivation before the library was imported)."""
+    """Forget a callback that has not run yet (deactivation before the library was imported); with nothing left
+    to wait for, the finder leaves ``sys.meta_path`` (deactivation leaves it as it was)."""
     with _LOCK:
         callbacks = _HOOKS.get(name)
         if callbacks is not None:
             callbacks[:] = [c for c in callbacks if c is not callback]
             if not callbacks:
                 del _HOOKS[name]
+        _drop_finder_when_idle()
+
+
+def _drop_finder_when_idle() -> None:
+    # Called with the lock held. Every copy goes (by identity), also one that someone moved.
+    if not _HOOKS and _FINDER in sys.meta_path:
+        sys.meta_path[:] = [f for f in sys.meta_path if f is not _FINDER]
 
 
 def pending() -> dict[str, int]:

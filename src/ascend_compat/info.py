@@ -82,3 +82,38 @@ def render(data: dict[str, Any]) -> str:
     lines.append("")
     lines.extend(libraries.render(data["libraries"]))
     return "\n".join(lines)
+
+
+def patches() -> dict[str, Any]:
+    """Every patch the shim can apply, as documented data (what ``ascend-compat info --patches --json`` prints):
+    the core torch patches and the library patches, each with what, why, versions tested and upstream issue."""
+    from ascend_compat.cuda_shim.core_patches import CORE_PATCHES
+    from ascend_compat.ecosystem.patching import PATCHES
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "core": [p.to_dict() for p in CORE_PATCHES],
+        "library": [{**p.to_dict(), "backends": _library_backends(p)} for p in PATCHES],
+    }
+
+
+def _library_backends(patch: Any) -> list[str]:
+    from ascend_compat.ecosystem import patching
+
+    known = {patching.only_on_npu: ["npu"], patching.only_on_cpu_fallback: ["cpu fallback"]}
+    return known.get(patch.when, ["see `when`"]) if callable(patch.when) else ["see `when`"]
+
+
+def render_patches(data: dict[str, Any]) -> str:
+    """Human-readable form of :func:`patches`."""
+    lines = [f"core torch patches ({len(data['core'])}):"]
+    for p in data["core"]:
+        lines += [f"  {p['name']}  [{', '.join(p['backends'])}; tested: {', '.join(p['tested'])}]",
+                  f"    patches: {p['patches']}", f"    why: {p['why']}"]  # fmt: skip
+        if p["upstream"]:
+            lines.append(f"    upstream: {p['upstream']}")
+    lines += ["", f"library patches ({len(data['library'])}), applied when their library is imported:"]
+    for p in data["library"]:
+        lines += [f"  {p['name']}  [{', '.join(p['backends'])}; tested: {', '.join(p['tested'])}]",
+                  f"    patches: {p['module']}: {p['how']}", f"    why: {p['why']}", f"    upstream: {p['upstream']}"]
+    return "\n".join(lines)

@@ -130,6 +130,14 @@ def run_target(
             print_report(fallback=monitor.stop() if monitor is not None else None)
 
 
+#: The exit code of a run ended by Ctrl-C / SIGINT, as shells report ``python`` killed by SIGINT (128 + 2).
+EXIT_INTERRUPTED = 130
+
+
+def _ours(filename: str) -> bool:
+    return filename in (__file__, runpy.__file__) or filename.startswith("<frozen runpy")
+
+
 def _run(script: Optional[str], module: Optional[str], args: list[str]) -> int:
     old_argv, old_path0 = sys.argv, sys.path[0] if sys.path else None
     try:
@@ -153,13 +161,14 @@ def _run(script: Optional[str], module: Optional[str], args: list[str]) -> int:
             return code
         print(code, file=sys.stderr)
         return 1
-    except BaseException:  # any error in user code: print it like the interpreter, exit code 1
+    except BaseException:  # any error in user code: print it like the interpreter, exit code 1 (130 for Ctrl-C)
         etype, value, tb = sys.exc_info()
-        # Drop our own frames so the traceback starts at the user's code.
-        while tb is not None and tb.tb_frame.f_code.co_filename in (__file__, runpy.__file__):
+        # Drop our own frames and runpy's (``<frozen runpy>`` when runpy is frozen) so the traceback starts at the
+        # user's code, as ``python script.py`` shows it.
+        while tb is not None and _ours(tb.tb_frame.f_code.co_filename):
             tb = tb.tb_next
         traceback.print_exception(etype, value, tb)
-        return 1
+        return EXIT_INTERRUPTED if isinstance(value, KeyboardInterrupt) else 1
     finally:
         sys.argv = old_argv
         if old_path0 is not None and sys.path and sys.path[0] != old_path0:

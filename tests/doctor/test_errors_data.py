@@ -14,7 +14,8 @@ from ascend_compat.doctor import errors
 from tests.conftest import load_tool
 
 ROOT = Path(__file__).resolve().parents[2]
-REFERENCE = Path("/work/shared/reference/cann_error_codes.json")
+# The shared reference data beside the checkout (../shared/reference), wherever the repository is.
+REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "cann_error_codes.json"
 needs_reference = pytest.mark.skipif(not REFERENCE.is_file(), reason="the reference data is not on this machine")
 
 DATA_TEXT = resources.files("ascend_compat.doctor").joinpath("data/cann_errors.json").read_text(encoding="utf-8")

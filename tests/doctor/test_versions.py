@@ -12,7 +12,8 @@ from ascend_compat.doctor import checks
 from ascend_compat.doctor.versions import CannVersion, PyVersion, compatible_range, info_get, parse_info, read_info
 
 FIXTURES = Path(__file__).parent / "fixtures_doctor"
-REFERENCE = Path("/work/shared/reference/README.md")
+# The shared reference notes beside the checkout (../shared/reference), wherever the repository is.
+REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "README.md"
 
 
 # --- CANN / driver / firmware versions -------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+from ascend_compat.kernel_helper.writer import MARKER
 from tests.conftest import ROOT, _clean_env
 
 
@@ -20,7 +21,8 @@ def test_scaffold_creates_reruns_and_refuses(tmp_path):
     report = json.loads(proc.stdout)
     assert report["schema_version"] == 1 and report["ok"] and report["op_type"] == "RowSum"
     project = tmp_path / "row_sum"
-    assert sorted(str(p.relative_to(project)) for p in project.rglob("*") if p.is_file()) == report["files"]
+    written = sorted(str(p.relative_to(project)) for p in project.rglob("*") if p.is_file())
+    assert written == sorted([*report["files"], MARKER])  # the marker lets a later --force replace it
     assert json.loads((project / "spec.json").read_text())["inputs"][0]["dtypes"] == ["float16", "float32"]
 
     again = _run("row_sum", "--pattern", "reduction", cwd=tmp_path)

@@ -47,3 +47,22 @@ def test_every_pattern_has_a_default_computation():
 
     for pattern in PATTERNS:
         assert computations()[DEFAULT_COMPUTE[pattern]]["pattern"] == pattern
+
+
+def test_builtin_op_types_are_unique_sourced_and_refused():
+    from ascend_compat.kernel_helper import SpecError, default_spec
+    from ascend_compat.kernel_helper.spec import builtin_ops
+
+    entries = _load("builtin_ops.json")["operators"]
+    names = [e["name"] for e in entries]
+    assert len(names) == len(set(names)) and {"Add", "MatMul", "ReduceSum"} <= set(names)
+    for entry in entries:
+        assert entry["source"].startswith("https://") and re.fullmatch(r"[A-Z][A-Za-z0-9]*", entry["name"])
+    assert builtin_ops() == frozenset(names)
+    for clash in ("add_", "Add", "reduce_sum", "mat_mul"):
+        try:
+            default_spec(clash).validate()
+        except SpecError as exc:
+            assert "built-in" in str(exc)
+        else:
+            raise AssertionError(f"{clash} was accepted")

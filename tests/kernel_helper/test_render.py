@@ -150,7 +150,14 @@ def test_generated_reference_tests_run_on_cpu(name, tmp_path):
         inputs = module.make_inputs(module.DTYPES[0], module.SHAPES[0])
         wrapper = sys.modules[f"{name}_op"]
         out = getattr(wrapper, name)(*inputs)  # CPU tensors: the wrapper runs the reference
-        torch.testing.assert_close(out, wrapper.reference(*inputs))
+        # Checked against an independent float64 computation, not against the reference itself (issue 17).
+        expected = {
+            "scale_custom": lambda x: (x.double() * 1.0).to(x.dtype),  # the default alpha
+            "row_sum": lambda x: x.double().sum(-1).to(x.dtype),
+            "mm_custom": lambda a, b: (a.double() @ b.double()).float(),
+        }[name](*inputs)
+        assert out.dtype == expected.dtype and out.shape == expected.shape
+        torch.testing.assert_close(out, expected)
         if name == "scale_custom":
             scaled = getattr(wrapper, name)(inputs[0], alpha=3.0)
             torch.testing.assert_close(scaled, (inputs[0] * 3.0).to(inputs[0].dtype))

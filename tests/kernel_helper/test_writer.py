@@ -24,7 +24,8 @@ def test_existing_directory_needs_force(tmp_path):
     assert "AscendC::Add(" in (target / "op_kernel" / "my_op.cpp").read_text()
 
     result = scaffold(default_spec("my_op", compute="mul"), target, force=True)
-    assert result.replaced and not (target / "mine.txt").exists()
+    # --force replaces what the scaffold wrote; a file it did not create stays (issue 17)
+    assert result.replaced and (target / "mine.txt").read_text() == "user work"
     assert "AscendC::Mul(" in (target / "op_kernel" / "my_op.cpp").read_text()
     assert _leftovers(tmp_path) == []
     assert os.access(target / "build.sh", os.X_OK)

@@ -13,7 +13,8 @@ from ascend_compat.migrate import apidb
 from tests.conftest import load_tool
 
 ROOT = Path(__file__).resolve().parents[2]
-REFERENCE = Path("/work/shared/reference/torch_npu_api_support")
+# The shared reference lists beside the checkout (../shared/reference), wherever the repository is.
+REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "torch_npu_api_support"
 needs_reference = pytest.mark.skipif(not REFERENCE.is_dir(), reason="the reference lists are not on this machine")
 
 

@@ -128,7 +128,7 @@ def test_report_command_writes_the_dated_report(tmp_path: Path) -> None:
     r = cli("report", str(tmp_path / "proj"), "--output", str(out), "--json")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
-    (report,) = list(out.iterdir())
+    (report,) = [p for p in out.iterdir() if p.is_file()]  # beside it: the adaptation folder (issue 21)
     assert report.name.startswith("CodeReview_Results_") and report.suffix == ".md"
     assert data["report"] == str(report)
     text = report.read_text()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from importlib import resources
 from pathlib import Path
 
@@ -114,7 +115,29 @@ def test_skipped_without_tree_sitter(monkeypatch: pytest.MonkeyPatch) -> None:
     result = scan_cxx("k.cu", "__global__ void k() {}\n")
     assert isinstance(result, FileSkipped)
     assert (result.path, result.language, result.reason) == ("k.cu", "cxx", cxx.SKIP_REASON)
-    assert "ascend-compat[analyze]" in result.reason
+    assert "NOT ANALYSED" in result.reason and "pip install" in result.reason
+
+
+def test_tree_sitter_is_a_dependency() -> None:
+    # A newcomer who installs only `ascend-compat` gets the C/C++/CUDA parser (issue 21).
+    import tomllib
+
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "pyproject.toml"), "rb") as fh:
+        deps = tomllib.load(fh)["project"]["dependencies"]
+    assert any(d.startswith("tree-sitter>=") for d in deps) and any(d.startswith("tree-sitter-cuda") for d in deps)
+
+
+def test_driver_rule_only_fires_on_driver_api_names() -> None:
+    # apex names its own device helpers cuWelfordOnlineSum, cuLoadWriteStridedInputs...: not the driver API.
+    code = (
+        "template <typename T> __device__ void cuWelfordOnlineSum(T x, T* mu) { *mu += x; }\n"
+        "__device__ void cuChanOnlineSum(float a) {}\n"
+        "__global__ void k(float* mu) { cuWelfordOnlineSum(1.0f, mu); cuChanOnlineSum(2.0f);\n"
+        "  cuLoadWriteStridedInputs(); }\n"
+        "void host() { cuCtxSynchronize(); cuMemAllocAsync(nullptr, 4, nullptr); cuGraphLaunch(nullptr, nullptr); }\n"
+    )
+    found = [(f.line, f.api) for f in scan_cxx("ln.cu", code).findings if f.code == "AC602"]  # type: ignore[union-attr]
+    assert found == [(5, "cuCtxSynchronize"), (5, "cuMemAllocAsync"), (5, "cuGraphLaunch")]
 
 
 # --- the mapping data ---------------------------------------------------------------------------------------

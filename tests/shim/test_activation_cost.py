@@ -15,6 +15,7 @@ ALLOWED = {
     "ascend_compat._value",
     "ascend_compat.backends",
     "ascend_compat.cuda_shim",
+    "ascend_compat.cuda_shim.core_patches",
     "ascend_compat.cuda_shim.cpu_device",
     "ascend_compat.cuda_shim.cuda_functions",
     "ascend_compat.cuda_shim.devices",

@@ -250,3 +250,24 @@ def test_get_backend_of_a_builtin_name_uses_the_check_and_all_backends_scans(tmp
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "SCANS 1" in proc.stdout
+
+
+def test_info_lists_every_patch_as_data_and_no_mps_or_xpu_on_a_linux_cpu_torch():
+    env = {**_clean_env()}
+    proc = subprocess.run([sys.executable, "-m", "ascend_compat", "info", "--patches", "--json"], capture_output=True,
+                          text=True, env=env, cwd=str(ROOT), timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert len(data["core"]) >= 15 and len(data["library"]) >= 3
+    for entry in data["core"] + data["library"]:
+        assert entry["name"] and entry["why"] and entry["tested"] and entry["backends"], entry
+    assert {"torch.device", "Tensor moves", "torch.cuda", "host fallback"} <= {p["name"] for p in data["core"]}
+    text = subprocess.run([sys.executable, "-m", "ascend_compat", "info", "--patches"], capture_output=True,
+                          text=True, env=env, cwd=str(ROOT), timeout=120).stdout  # fmt: skip
+    assert "core torch patches" in text and "why:" in text
+    if sys.platform == "linux":
+        import torch
+
+        if not torch.xpu._is_compiled():
+            assert not backends.get_backend("xpu").installed()
+        assert not backends.get_backend("mps").installed()

@@ -74,7 +74,16 @@ def test_classification_holds_at_run_time(simulate):
                         assert f"torch.cuda.{name}" in str(e) and target in str(e)
                     else:
                         raise AssertionError(f"{name} did not refuse")
-            noop_calls = {"is_tf32_supported": (), "get_arch_list": (), "utilization": (), "clock_rate": (),
+            # Issue 17: device telemetry is the backend's own (torch_npu has utilization), else a clear refusal.
+            for name in ("utilization", "temperature", "power_draw", "clock_rate"):
+                try:
+                    value = getattr(torch.cuda, name)()
+                except cuda_shim.patches.UnsupportedCudaAPIError as e:
+                    assert f"torch.cuda.{name}" in str(e) and "npu-smi" in str(e), e
+                    assert not (name == "utilization" and target == "npu"), "torch.npu.utilization exists"
+                else:
+                    assert name == "utilization" and target == "npu" and isinstance(value, int), (name, value)
+            noop_calls = {"is_tf32_supported": (), "get_arch_list": (),
                           "memory_snapshot": (), "can_device_access_peer": (0, 1), "list_gpu_processes": (),
                           "host_memory_stats": (), "get_allocator_backend": ()}
             for name, args in noop_calls.items():
@@ -101,3 +110,22 @@ def test_classification_holds_at_run_time(simulate):
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert ("OK npu" if simulate else "OK cpu") in proc.stdout
+
+
+@pytest.mark.parametrize("chip", ["910B", "310P"])
+def test_device_capability_says_bf16_or_not_and_the_reason_is_data(chip):
+    from ascend_compat.cuda_shim.patches import cuda_api_table
+
+    entry = cuda_api_table()["get_device_capability"]
+    assert "(8, 0)" in entry["note"] and "310P" in entry["note"] and "bf16" in entry["note"] and entry["source"]
+    proc = run_python(
+        """
+        import torch
+        from ascend_compat import cuda_shim
+        with cuda_shim.activated():
+            print(torch.cuda.get_device_capability(), torch.cuda.get_device_properties(0).major)
+        """,
+        env={"ASCEND_COMPAT_SIMULATE": "npu", "ASCEND_COMPAT_SIM_CHIP": chip},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == (["(8,", "0)", "8"] if chip == "910B" else ["(7,", "5)", "7"])

@@ -44,16 +44,32 @@ assert torch.zeros is not before["zeros"]
 cuda_shim.deactivate()
 after = snapshot()
 assert all(after[k] is before[k] for k in before), [k for k in before if after[k] is not before[k]]
+import inspect
+from ascend_compat.cuda_shim.ledger import Ledger
+assert "_fail_at" not in inspect.signature(cuda_shim.activate).parameters  # no test hook in the public API
+
+class FailBeforeRecord(Ledger):  # test-only: a failure before patch point N
+    def __init__(self, at):
+        super().__init__()
+        self.at, self.n = at, 0
+
+    def _step(self, stage, label):
+        if stage == "record":
+            self.n += 1
+            if self.n - 1 == self.at:
+                raise RuntimeError(f"injected failure at patch {self.at} ({label})")
+
 for k in range(n):
+    cuda_shim._LEDGER = FailBeforeRecord(k)
     try:
-        cuda_shim.activate(_fail_at=k)
+        cuda_shim.activate()
     except RuntimeError as e:
         assert "injected failure" in str(e)
     else:
         raise AssertionError(f"no failure injected at {k}")
     now = snapshot()
     assert all(now[key] is before[key] for key in before), (k, [key for key in before if now[key] is not before[key]])
-    assert not cuda_shim.is_activated() and len(_LEDGER) == 0
+    assert not cuda_shim.is_activated() and len(cuda_shim._LEDGER) == 0
 print("patch points", n)
 """
         )
@@ -74,18 +90,25 @@ with cuda_shim.activated():
     assert cuda_shim.is_activated()
 assert not cuda_shim.is_activated()
 
+failures = []  # an assert inside a thread never fails the test: threads report here, the main thread asserts
+
 def worker(seed):
     rnd = random.Random(seed)
-    for _ in range(40):
-        cuda_shim.activate()
-        assert cuda_shim.is_activated() and torch.zeros is not before["zeros"]
-        if rnd.random() < 0.5:
-            torch.zeros(2, device="cuda")
-        cuda_shim.deactivate()
+    try:
+        for i in range(40):
+            cuda_shim.activate()
+            if not (cuda_shim.is_activated() and torch.zeros is not before["zeros"]):
+                failures.append(f"thread {seed}, cycle {i}: not activated after activate()")
+            if rnd.random() < 0.5:
+                torch.zeros(2, device="cuda")
+            cuda_shim.deactivate()
+    except BaseException as exc:
+        failures.append(f"thread {seed}: {exc!r}")
 
 threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
 for t in threads: t.start()
 for t in threads: t.join()
+assert not failures, (len(failures), failures[:5])
 assert not cuda_shim.is_activated()
 after = snapshot()
 assert all(after[k] is before[k] for k in before)

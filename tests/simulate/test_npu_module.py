@@ -165,3 +165,34 @@ def test_device_minus_one_and_none_are_noops_as_on_cuda(sim):
         assert torch.npu.current_device() == 1 and x.device == torch.device("npu:1")
     with pytest.raises(RuntimeError, match="Invalid NPU device ordinal"):
         torch.npu.device(7)
+
+
+def test_caching_allocator_reuses_freed_blocks(sim):
+    """Freed blocks of 64 KiB and more stay cached per device (memory_reserved counts them) and come back for the
+    next allocation of that size, also for outputs the CPU kernels compute; empty_cache() returns them."""
+    torch = sim
+    torch.npu.empty_cache()
+    base = torch.npu.memory_allocated()
+    x = torch.empty(1 << 18, device="npu")  # 1 MiB
+    ptr = x.data_ptr()
+    del x
+    assert torch.npu.memory_allocated() == base
+    assert torch.npu.memory_reserved() >= base + (1 << 20)
+    y = torch.empty(1 << 18, device="npu")
+    assert y.data_ptr() == ptr
+    a = torch.ones(1 << 18, device="npu")
+    out = a + y.fill_(2.0)
+    out_ptr = out.data_ptr()
+    del out
+    again = a + y
+    assert again.data_ptr() == out_ptr and again.device.type == "npu"
+    assert torch.equal(again.cpu(), torch.full((1 << 18,), 3.0))
+    del again
+    on_one = torch.empty(1 << 18, device="npu:1")  # each device has its own cache
+    assert on_one.data_ptr() != out_ptr
+    assert torch.empty(1 << 18, device="npu:0").data_ptr() == out_ptr
+    del a, y, on_one
+    assert torch.npu.memory_reserved() > torch.npu.memory_allocated()
+    torch.npu.empty_cache()
+    assert torch.npu.memory_reserved() == torch.npu.memory_allocated() == base
+    assert torch.npu.memory_stats()["reserved_bytes.all.current"] == base

@@ -1,9 +1,11 @@
 """Accelerator backends as small declarative classes, one detection order, third-party registration.
 
 Every backend is a :class:`~ascend_compat.backends.registry.BackendInfo` subclass (data: device type, adapter
-module, collective backend, visible-devices variable, display name, and ``is_available()``). The built-in ones are
-defined and registered here, in detection order; to add one, write the subclass (e.g. in
-``backends/myvendor.py``) and ``register`` it below, or ship it from another distribution through the
+module, collective backend, visible-devices variable, display name, ``accelerator``, and the methods for what
+differs: ``is_available()``, ``device_module()`` (what ``torch.cuda.*`` becomes), ``autocast_bf16()``). The
+built-in ones live one per file (``npu.py``, ``mlu.py``, ``musa.py``, ``xpu.py``, ``mps.py``, ``cpu.py``) and are
+registered here, in detection order; to add one, write the subclass (e.g. in ``backends/myvendor.py``) and
+``register`` it below, or ship it from another distribution through the
 ``ascend_compat.backends`` entry-point group. ``detect()`` walks the order once.
 """
 
@@ -12,6 +14,11 @@ from __future__ import annotations
 import os
 from typing import Any, Optional
 
+from ascend_compat.backends.cpu import CPUBackend
+from ascend_compat.backends.mlu import MLUBackend
+from ascend_compat.backends.mps import MPSBackend
+from ascend_compat.backends.musa import MUSABackend
+from ascend_compat.backends.npu import NPUBackend
 from ascend_compat.backends.registry import (
     _BUILTIN_NAMES,
     _REGISTRY,
@@ -23,13 +30,20 @@ from ascend_compat.backends.registry import (
     load_entry_points,
     register,
 )
+from ascend_compat.backends.xpu import XPUBackend
 
 __all__ = [
     "DETECTION_ORDER",
     "ENTRY_POINT_GROUP",
     "Backend",
     "BackendInfo",
+    "CPUBackend",
     "Detection",
+    "MLUBackend",
+    "MPSBackend",
+    "MUSABackend",
+    "NPUBackend",
+    "XPUBackend",
     "all_backends",
     "detect",
     "get_backend",
@@ -38,75 +52,6 @@ __all__ = [
 
 #: The former name of the base class, kept for backends written against it.
 Backend = BackendInfo
-
-
-class NPUBackend(BackendInfo):
-    name = "npu"
-    device_type = "npu"
-    adapter_module = "torch_npu"
-    collective_backend = "hccl"
-    visible_devices_env = "ASCEND_RT_VISIBLE_DEVICES"
-    display_name = "Huawei Ascend NPU via torch_npu (CANN)"
-
-
-class MLUBackend(BackendInfo):
-    name = "mlu"
-    device_type = "mlu"
-    adapter_module = "torch_mlu"
-    collective_backend = "cncl"
-    visible_devices_env = "MLU_VISIBLE_DEVICES"
-    display_name = "Cambricon MLU via torch_mlu"
-
-
-class MUSABackend(BackendInfo):
-    name = "musa"
-    device_type = "musa"
-    adapter_module = "torch_musa"
-    collective_backend = "mccl"
-    visible_devices_env = "MUSA_VISIBLE_DEVICES"
-    display_name = "Moore Threads GPU via torch_musa"
-
-
-class XPUBackend(BackendInfo):
-    name = "xpu"
-    device_type = "xpu"
-    collective_backend = "xccl"
-    visible_devices_env = "ZE_AFFINITY_MASK"
-    display_name = "Intel GPU via native torch.xpu"
-
-    @classmethod
-    def installed(cls) -> bool:
-        import torch
-
-        return hasattr(torch, "xpu")
-
-
-class MPSBackend(BackendInfo):
-    name = "mps"
-    device_type = "mps"
-    display_name = "Apple GPU via native torch.mps"
-
-    @classmethod
-    def installed(cls) -> bool:
-        import torch
-
-        return hasattr(torch.backends, "mps")
-
-    @staticmethod
-    def is_available() -> bool:
-        import torch
-
-        return hasattr(torch.backends, "mps") and bool(torch.backends.mps.is_available())
-
-
-class CPUBackend(BackendInfo):
-    name = "cpu"
-    device_type = "cpu"
-    display_name = "CPU fallback (no accelerator found)"
-
-    @staticmethod
-    def is_available() -> bool:
-        return True
 
 
 # The built-in backends, in detection order (CPU last). Register a new backend here, before the CPU fallback.
@@ -184,6 +129,6 @@ def detect(override: Optional[str] = None) -> Detection:
                     return Detection(extra, f"{extra.adapter_module or extra.name} found (entry point)")
             continue
         if backend.installed() and backend.available():
-            reason = "no accelerator found" if backend.name == "cpu" else f"{backend.adapter_module or 'torch'} found"
+            reason = "no accelerator found" if not backend.accelerator else f"{backend.adapter_module or 'torch'} found"
             return Detection(backend, reason)
     return Detection(CPUBackend, "no accelerator found")

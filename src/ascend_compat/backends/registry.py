@@ -40,6 +40,9 @@ class BackendInfo:
     visible_devices_env: ClassVar[Optional[str]] = None
     display_name: ClassVar[str] = ""
     description: ClassVar[str] = ""  # older name of display_name, still read
+    #: False when the host is the device (CPU fallback): nothing to pin memory for, CUDA ordinals all mean the one
+    #: host device, DDP takes no device_ids.
+    accelerator: ClassVar[bool] = True
 
     @classmethod
     def installed(cls) -> bool:
@@ -62,6 +65,12 @@ class BackendInfo:
         import torch
 
         return getattr(torch, cls.device_type)
+
+    @classmethod
+    def autocast_bf16(cls) -> bool:
+        """Whether ``autocast(dtype=torch.bfloat16)`` can run on the device (the shim uses float16 when not)."""
+        check = getattr(cls.device_module(), "is_bf16_supported", None)
+        return True if check is None else bool(check())
 
     @classmethod
     def is_available(cls) -> bool:

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Callable, Optional, Union
 
+from ascend_compat import settings
+
 SCHEMA_VERSION = 1
 
 #: ``threads="auto"`` (the default of ``bench ops`` / ``bench model``): one torch thread per process when the
@@ -34,7 +36,7 @@ def prepare(simulate: Optional[str]) -> Any:
             raise BenchError(f"--simulate {simulate!r}: only 'npu' can be simulated")
         if not sim.is_installed():
             sim.install_from_env(default=True)
-    elif os.environ.get("ASCEND_COMPAT_SIMULATE"):
+    elif settings.SIMULATE.is_set():
         sim.install_from_env()
     import torch
 
@@ -68,7 +70,7 @@ def backend_name() -> Optional[str]:
     from ascend_compat import cuda_shim
 
     chosen = cuda_shim.active_backend()
-    return None if chosen is None else str(chosen.name)
+    return None if chosen is None else str(getattr(chosen, "name", chosen.__name__))  # a Backend class
 
 
 def usable_cores() -> int:

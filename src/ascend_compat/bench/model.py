@@ -126,8 +126,130 @@ def _placed_on(model: Any, inputs: Any, device_type: str) -> bool:
 
     params = all(p.device.type == device_type for p in model.parameters())
     tensors: list[Any] = []
-    _move(inputs, lambda t: tensors.append(t) or t)
+
+    def collect(t: Any) -> Any:
+        tensors.append(t)
+        return t
+
+    _move(inputs, collect)
     return params and all(t.device.type == device_type for t in tensors if isinstance(t, torch.Tensor))
+
+
+#: A model and its inputs on one device.
+_Placed = tuple[Any, Any]
+
+
+def _build(torch: Any, factory: Optional[str], batch: int, seq_len: int) -> tuple[Any, Any, int]:
+    """(model, inputs, samples per step) from ``--factory`` (or the default tiny GPT-2)."""
+    if factory is None:
+        base, inputs = gpt2_tiny(batch, seq_len)
+        return base, inputs, batch
+    try:
+        fn = load_factory(factory)
+        sized = takes_an_argument(fn)
+        made = fn(batch) if sized else fn()
+    except BenchError:
+        raise
+    except Exception as exc:
+        raise BenchError(f"--factory {factory!r} failed: {type(exc).__name__}: {exc}") from exc
+    if not (isinstance(made, tuple) and len(made) == 2 and isinstance(made[0], torch.nn.Module)):
+        raise BenchError(f"--factory {factory!r} must return (torch.nn.Module, inputs)")
+    base, inputs = made
+    if not sized:  # the factory chose its inputs: samples per step are their leading dimension
+        first = next((t for t in _tensors(inputs)), None)
+        batch = int(first.shape[0]) if first is not None and first.dim() > 0 else 1
+    return base, inputs, batch
+
+
+def _place(base: Any, inputs: Any, backend: Optional[str]) -> tuple[str, Optional[str], _Placed, _Placed]:
+    """(target, backend name, (model, inputs) placed with ``.cuda()`` under the shim, the same placed natively)."""
+    from ascend_compat import cuda_shim
+
+    target = activate_or_fail(backend)
+    chosen = backend_name()
+    try:
+        # The CUDA spelling, shim on: what an unported script does.
+        on_model = copy.deepcopy(base).cuda()
+        on_inputs = _move(inputs, lambda t: t.cuda())
+    except Exception as exc:
+        raise BenchError(f"placing the model with .cuda() failed: {type(exc).__name__}: {exc}") from exc
+    finally:
+        cuda_shim.deactivate()
+    try:
+        off_model = copy.deepcopy(base).to(target)
+        off_inputs = _move(inputs, lambda t: t.to(target))
+    except Exception as exc:
+        raise BenchError(f"placing the model on {target!r} failed: {type(exc).__name__}: {exc}") from exc
+    if not _placed_on(on_model, on_inputs, target):
+        raise BenchError(f"with the shim on, model.cuda() did not land on {target!r}")
+    return target, chosen, (on_model, on_inputs), (off_model, off_inputs)
+
+
+def _stepper(torch: Any, model: Any, inp: Any, train: bool) -> Callable[[], Any]:
+    """One forward pass (no grad, eval mode) or one AdamW training step of ``model`` on ``inp``."""
+    if not train:
+        model.eval()
+
+        def forward() -> Any:
+            with torch.no_grad():
+                return _call(model, inp)
+
+        return forward
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+    def train_step() -> Any:
+        opt.zero_grad(set_to_none=True)
+        loss = _loss(_call(model, inp))
+        loss.backward()
+        opt.step()
+        return loss
+
+    return train_step
+
+
+def _measure(sides: dict[str, Callable[[], Any]], sync: Callable[[], Any], *, warmup: int, per_round: list[int],
+             backend: Optional[str], progress: Progress) -> dict[str, list[float]]:
+    """Seconds per step of each side, warm-up first, then rounds alternating off and on (the shim on for "on")."""
+    from ascend_compat import cuda_shim
+
+    samples: dict[str, list[float]] = {"off": [], "on": []}
+    total = 2 * (warmup + sum(per_round))
+    done = 0
+
+    def run_side(side: str, n: int, keep: bool) -> None:
+        nonlocal done
+        fn = sides[side]
+        if side == "on":
+            cuda_shim.activate(backend)
+        try:
+            for _ in range(n):
+                t0 = time.perf_counter()
+                fn()
+                sync()
+                if keep:
+                    samples[side].append(time.perf_counter() - t0)
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+        finally:
+            if side == "on":
+                cuda_shim.deactivate()
+
+    try:
+        for side in ("off", "on"):
+            run_side(side, warmup, keep=False)
+        for n in per_round:  # alternate, so that load on a shared machine hits both sides
+            run_side("off", n, keep=True)
+            run_side("on", n, keep=True)
+    except BenchError:
+        raise
+    except Exception as exc:
+        raise BenchError(f"the model failed to run: {type(exc).__name__}: {exc}") from exc
+    finally:
+        while cuda_shim.is_activated():
+            cuda_shim.deactivate()
+    return samples
 
 
 def run(
@@ -149,117 +271,25 @@ def run(
         raise BenchError("--batch and --steps must be at least 1, --warmup at least 0")
     torch = prepare(simulate)
     require_inactive_shim()
-    from ascend_compat import cuda_shim
     from ascend_compat.bench import fingerprint
 
     n_threads, threads_rule = resolve_threads(threads)
     with torch_threads(n_threads):
-        if factory is None:
-            base, inputs = gpt2_tiny(batch, seq_len)
-        else:
-            try:
-                fn = load_factory(factory)
-                sized = takes_an_argument(fn)
-                made = fn(batch) if sized else fn()
-            except BenchError:
-                raise
-            except Exception as exc:
-                raise BenchError(f"--factory {factory!r} failed: {type(exc).__name__}: {exc}") from exc
-            if not (isinstance(made, tuple) and len(made) == 2 and isinstance(made[0], torch.nn.Module)):
-                raise BenchError(f"--factory {factory!r} must return (torch.nn.Module, inputs)")
-            base, inputs = made
-            if not sized:  # the factory chose its inputs: samples per step are their leading dimension
-                first = next((t for t in _tensors(inputs)), None)
-                batch = int(first.shape[0]) if first is not None and first.dim() > 0 else 1
-        target = activate_or_fail(backend)
-        chosen = backend_name()
-        try:
-            # The CUDA spelling, shim on: what an unported script does.
-            on_model = copy.deepcopy(base).cuda()
-            on_inputs = _move(inputs, lambda t: t.cuda())
-        except Exception as exc:
-            raise BenchError(f"placing the model with .cuda() failed: {type(exc).__name__}: {exc}") from exc
-        finally:
-            cuda_shim.deactivate()
-        try:
-            off_model = copy.deepcopy(base).to(target)
-            off_inputs = _move(inputs, lambda t: t.to(target))
-        except Exception as exc:
-            raise BenchError(f"placing the model on {target!r} failed: {type(exc).__name__}: {exc}") from exc
-        if not _placed_on(on_model, on_inputs, target):
-            raise BenchError(f"with the shim on, model.cuda() did not land on {target!r}")
-        sync = synchronizer(torch, target)
-
-        def stepper(model: Any, inp: Any) -> Callable[[], Any]:
-            if not train:
-                model.eval()
-
-                def forward() -> Any:
-                    with torch.no_grad():
-                        return _call(model, inp)
-
-                return forward
-            model.train()
-            opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-
-            def train_step() -> Any:
-                opt.zero_grad(set_to_none=True)
-                loss = _loss(_call(model, inp))
-                loss.backward()
-                opt.step()
-                return loss
-
-            return train_step
-
-        sides = {"off": stepper(off_model, off_inputs), "on": stepper(on_model, on_inputs)}
-        samples: dict[str, list[float]] = {"off": [], "on": []}
+        base, inputs, batch = _build(torch, factory, batch, seq_len)
+        target, chosen, on, off = _place(base, inputs, backend)
+        sides = {"off": _stepper(torch, *off, train), "on": _stepper(torch, *on, train)}
         per_round = [steps // rounds + (1 if r < steps % rounds else 0) for r in range(rounds)]
         per_round = [n for n in per_round if n > 0]
-        total = 2 * (warmup + steps)
-        done = 0
-
-        def run_side(side: str, n: int, keep: bool) -> None:
-            nonlocal done
-            fn = sides[side]
-            if side == "on":
-                cuda_shim.activate(backend)
-            try:
-                for _ in range(n):
-                    t0 = time.perf_counter()
-                    fn()
-                    sync()
-                    if keep:
-                        samples[side].append(time.perf_counter() - t0)
-                    done += 1
-                    if progress is not None:
-                        progress(done, total)
-            finally:
-                if side == "on":
-                    cuda_shim.deactivate()
-
-        try:
-            for side in ("off", "on"):
-                run_side(side, warmup, keep=False)
-            for n in per_round:  # alternate, so that load on a shared machine hits both sides
-                run_side("off", n, keep=True)
-                run_side("on", n, keep=True)
-        except BenchError:
-            raise
-        except Exception as exc:
-            raise BenchError(f"the model failed to run: {type(exc).__name__}: {exc}") from exc
-        finally:
-            while cuda_shim.is_activated():
-                cuda_shim.deactivate()
-
+        samples = _measure(sides, synchronizer(torch, target), warmup=warmup, per_round=per_round, backend=backend,
+                           progress=progress)
         results: dict[str, Any] = {}
         for side in ("off", "on"):
-            lat = latency_summary([s * 1e3 for s in samples[side]])
             busy = sum(samples[side])
             results[side] = {
-                "latency_ms": lat,
+                "latency_ms": latency_summary([s * 1e3 for s in samples[side]]),
                 "samples_per_s": batch * len(samples[side]) / busy if busy > 0 else None,
             }
-        off, on = results["off"], results["on"]
+        shim_off, shim_on = results["off"], results["on"]
         return {
             "schema_version": SCHEMA_VERSION,
             "kind": "model",
@@ -279,13 +309,14 @@ def run(
                 "threads": torch.get_num_threads(),
                 "threads_rule": threads_rule,
             },
-            "shim_off": off,
-            "shim_on": on,
-            "latency_ratio_p50": on["latency_ms"]["p50"] / off["latency_ms"]["p50"]
-            if off["latency_ms"]["p50"]
+            "shim_off": shim_off,
+            "shim_on": shim_on,
+            "latency_ratio_p50": shim_on["latency_ms"]["p50"] / shim_off["latency_ms"]["p50"]
+            if shim_off["latency_ms"]["p50"]
             else None,
             "throughput_ratio": (
-                on["samples_per_s"] / off["samples_per_s"] if on["samples_per_s"] and off["samples_per_s"] else None
+                shim_on["samples_per_s"] / shim_off["samples_per_s"]
+                if shim_on["samples_per_s"] and shim_off["samples_per_s"] else None
             ),
             "failed": 0,
         }

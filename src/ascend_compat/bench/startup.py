@@ -20,6 +20,7 @@ import subprocess
 import sys
 from typing import Any, Optional
 
+from ascend_compat import settings
 from ascend_compat.bench._common import BenchError
 from ascend_compat.bench._timing import summary
 
@@ -38,7 +39,7 @@ print(json.dumps({{"ms": ms, "target": target, "modules": loaded}}))
 """
 
 #: Environment switches that would change what the child measures.
-_DROP = ("PYTHONDONTWRITEBYTECODE", "ASCEND_COMPAT_AUTO_ACTIVATE", "ASCEND_COMPAT_NO_PATCH", "ASCEND_COMPAT_SIMULATE")
+_DROP = ("PYTHONDONTWRITEBYTECODE", settings.AUTO_ACTIVATE.name, settings.NO_PATCH.name, settings.SIMULATE.name)
 
 
 def child_code(simulate: Optional[str] = None, backend: Optional[str] = None, settle_gc: bool = True) -> str:

@@ -10,6 +10,8 @@ import os
 import sys
 from typing import Any
 
+from ascend_compat import settings
+
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
@@ -49,9 +51,9 @@ def main(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     if args.simulate:
-        os.environ["ASCEND_COMPAT_SIMULATE"] = args.simulate
+        os.environ[settings.SIMULATE.name] = args.simulate
         if args.chip:
-            os.environ["ASCEND_COMPAT_SIM_CHIP"] = args.chip
+            os.environ[settings.SIM_CHIP.name] = args.chip
     from ascend_compat import runner
     from ascend_compat.doctor.audit import OpRecorder, report_from_recorder
 

@@ -7,6 +7,8 @@ import os
 import sys
 from typing import Any
 
+from ascend_compat import settings
+
 #: Exit codes: some cases failed (the report still printed), the benchmark could not run at all.
 EXIT_CASES_FAILED = 1
 EXIT_ERROR = 2
@@ -94,7 +96,7 @@ def main(args: argparse.Namespace) -> int:
     from ascend_compat.simulate.errors import SimulationError
 
     if args.simulate:
-        os.environ["ASCEND_COMPAT_SIMULATE"] = args.simulate
+        os.environ[settings.SIMULATE.name] = args.simulate
     progress = progress_bar(not (args.no_progress or args.json), label=f"bench {args.bench_command}", unit="steps")
     try:
         # Fail before a long run, not after it.

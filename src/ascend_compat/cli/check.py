@@ -57,6 +57,9 @@ def run_check(args: argparse.Namespace) -> Any:
     from ascend_compat.migrate.scan import check
 
     line = apidb.normalize_line(args.torch_npu) if args.torch_npu else apidb.DEFAULT_LINE
+    missing = [p for p in args.paths if not os.path.lexists(p)]
+    if missing:  # a usage error (exit 2), not an incomplete scan (3)
+        raise ValueError(f"no such file or directory: {', '.join(missing)}")
     many = any(os.path.isdir(p) for p in args.paths)
     progress = progress_bar(many and not getattr(args, "no_progress", False))
     result = check(args.paths, torch_npu=line, jobs=args.jobs, progress=progress, use_git=not args.no_git)
@@ -111,7 +114,7 @@ def main(args: argparse.Namespace) -> int:
     else:
         text = render(result, fmt, fmt == "text" and not args.output and use_color(sys.stdout))
     if args.output:
-        from ascend_compat.migrate.port import write_atomic
+        from ascend_compat.migrate.atomic import write_atomic
 
         write_atomic(args.output, text if text.endswith("\n") else text + "\n")
         print(f"wrote {args.output}", file=sys.stderr)

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from ascend_compat._style import paint
+from ascend_compat.doctor.result import STATUSES, Check
 
 SCHEMA_VERSION = 1
 #: Exit codes: an error (or, with --strict, a warning) was found.
 EXIT_PROBLEMS = 1
-
 
 
 def add_parser(sub: Any) -> None:
@@ -28,14 +28,14 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=main)
 
 
-def exit_code(checks: list[Any], strict: bool) -> int:
+def exit_code(checks: list[Check], strict: bool) -> int:
     bad = {"error", "warn"} if strict else {"error"}
     return EXIT_PROBLEMS if any(c.status in bad for c in checks) else 0
 
 
-def render(checks: list[Any], env: dict[str, Any], color: bool) -> str:
+def render(checks: list[Check], env: dict[str, Any], color: bool) -> str:
     """The text report: one line per check, the why and fix under each problem, then the environment block."""
-    from ascend_compat.doctor.checks import env_block
+    from ascend_compat.doctor.environment import env_block
 
     width = max((len(c.title) for c in checks), default=10)
     lines = []
@@ -47,7 +47,7 @@ def render(checks: list[Any], env: dict[str, Any], color: bool) -> str:
                 lines.append(f"{'':6}{'':<{width}}  why: {c.why}")
             if c.fix:
                 lines.append(f"{'':6}{'':<{width}}  fix: {c.fix}")
-    counts = {s: sum(c.status == s for c in checks) for s in ("ok", "warn", "error", "skip")}
+    counts = {s: sum(c.status == s for c in checks) for s in STATUSES}
     lines.append("")
     lines.append(", ".join(f"{n} {s}" for s, n in counts.items()))
     lines.append("")
@@ -60,7 +60,9 @@ def render(checks: list[Any], env: dict[str, Any], color: bool) -> str:
 
 def main(args: argparse.Namespace) -> int:
     from ascend_compat.cli._common import use_color
-    from ascend_compat.doctor.checks import Probe, env_block, environment, run_checks
+    from ascend_compat.doctor.checks import run_checks
+    from ascend_compat.doctor.environment import env_block, environment
+    from ascend_compat.doctor.probe import Probe
 
     probe = Probe(root=Path(args.root))
     env = environment(probe)
@@ -70,7 +72,7 @@ def main(args: argparse.Namespace) -> int:
     checks = run_checks(probe, full=args.full)
     code = exit_code(checks, args.strict)
     if args.json:
-        summary = {s: sum(c.status == s for c in checks) for s in ("ok", "warn", "error", "skip")}
+        summary = {s: sum(c.status == s for c in checks) for s in STATUSES}
         doc = {
             "schema_version": SCHEMA_VERSION,
             "full": bool(args.full),

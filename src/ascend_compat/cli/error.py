@@ -47,15 +47,19 @@ def format_header(code: str, exp: dict[str, Any] | None, family: str | None, com
     return f"{paint(code, 'bold', color)}{name}  [{exp['family']}, {exp['component']}]"
 
 
+def _shown(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
 def render(items: list[dict[str, Any]], color: bool) -> str:
+    """The explanation of each code (inputs that are not codes are left to :func:`render_invalid`)."""
     from ascend_compat.doctor import errors
 
     out: list[str] = []
     for item in items:
         if not item["is_code"]:
-            out.append(f"{paint(item['input'], 'error', color)}  not an error code (expected e.g. 507035, 161002, "
-                       "EZ9999, ERR00100, 7 for an HCCL result, or ACL_ERROR_RT_DEVICE_OOM)")
-        elif item["explanation"] is None:
+            continue
+        if item["explanation"] is None:
             out.append(format_header(item["code"], None, item["family"], item["component"], color))
             if item["family"]:
                 head = f"  family (from its {'range' if item['code'].isdigit() else 'prefix'}): "
@@ -68,7 +72,15 @@ def render(items: list[dict[str, Any]], color: bool) -> str:
             out.append(format_header(item["code"], exp, item["family"], item["component"], color))
             out.extend(format_explanation(exp, color))
         out.append("")
-    return "\n".join(out).rstrip() + "\n"
+    return "\n".join(out).rstrip() + "\n" if out else ""
+
+
+def render_invalid(items: list[dict[str, Any]], color: bool) -> str:
+    """One usage-error line per input that is not an error code (for standard error)."""
+    return "".join(
+        f"ascend-compat error: {paint(_shown(item['input']), 'error', color)}: not an error code (expected e.g. "
+        "507035, 161002, EZ9999, ERR00100, 7 for an HCCL result, or ACL_ERROR_RT_DEVICE_OOM)\n"
+        for item in items if not item["is_code"])
 
 
 def main(args: argparse.Namespace) -> int:
@@ -83,6 +95,7 @@ def main(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=2, ensure_ascii=False))
     else:
         sys.stdout.write(render(items, use_color(sys.stdout)))
+        sys.stderr.write(render_invalid(items, use_color(sys.stderr)))  # usage errors go to stderr
     if any(not i["is_code"] for i in items):
         return EXIT_USAGE
     return EXIT_UNKNOWN if any(not i["known"] for i in items) else 0

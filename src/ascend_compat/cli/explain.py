@@ -28,7 +28,7 @@ def _read(path: str) -> tuple[str, str]:
         return fh.read().decode("utf-8", errors="replace"), path
 
 
-def render(findings: list[Any], source: str, color: bool) -> str:
+def render(findings: list[Any], source: str, color: bool, omitted: Any = None) -> str:
     from ascend_compat._style import paint
     from ascend_compat.cli.error import format_explanation, format_header
     from ascend_compat.doctor import errors
@@ -53,6 +53,10 @@ def render(findings: list[Any], source: str, color: bool) -> str:
     unknown = [f.code for f in findings if not f.known]
     if unknown:
         out.append(paint(f"{len(unknown)} code(s) not in ascend-compat's table: {', '.join(unknown)}", "warn", color))
+    if omitted is not None and omitted.codes:
+        more = f"{omitted.codes}" if omitted.exact else f"at least {omitted.codes}"
+        out.append(paint(f"... and {more} more distinct unknown code(s) ({omitted.occurrences} occurrence(s)) not "
+                         f"listed: only the first {errors.MAX_UNKNOWN} unknown codes are shown", "warn", color))
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -65,11 +69,12 @@ def main(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"ascend-compat explain: cannot read {args.logfile}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
-    findings = errors.explain_text(text)
+    findings, omitted = errors.explain_log(text)
+    del text
     if args.json:
-        print(json.dumps(errors.report(findings, source), indent=2, ensure_ascii=False))
+        print(json.dumps(errors.report(findings, source, omitted), indent=2, ensure_ascii=False))
     else:
-        sys.stdout.write(render(findings, source, use_color(sys.stdout)))
+        sys.stdout.write(render(findings, source, use_color(sys.stdout), omitted))
     if not findings or any(not f.known for f in findings):
         return EXIT_UNEXPLAINED
     return 0

@@ -1,4 +1,4 @@
-"""``ascend-compat info [--backend B] [--json]``."""
+"""``ascend-compat info [--backend B] [--patches] [--json]``."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ from typing import Any
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("info", help="detected backends, the chosen one and why, versions")
     p.add_argument("--backend", help="pretend this backend was requested (as ASCEND_COMPAT_BACKEND)")
+    p.add_argument("--patches", action="store_true",
+                   help="list every patch the shim applies (core torch patches and library patches): what, why, "
+                   "versions tested, upstream issue, backends")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=main)
 
@@ -17,6 +20,10 @@ def add_parser(sub: Any) -> None:
 def main(args: argparse.Namespace) -> int:
     from ascend_compat import info
 
+    if getattr(args, "patches", False):
+        listed = info.patches()
+        print(json.dumps(listed, indent=2) if args.json else info.render_patches(listed))
+        return 0
     data = info.collect(args.backend)
     print(json.dumps(data, indent=2) if args.json else info.render(data))
     return 0

@@ -13,7 +13,7 @@ from ascend_compat import __version__
 # order of `--help`. `run` is dispatched before argparse (it takes the rest of the line verbatim).
 COMMANDS = (
     "run", "info", "check", "port", "report", "vllm", "quant", "doctor", "error", "explain", "audit", "verify",
-    "bench", "compile", "scaffold",
+    "bench", "compile", "scaffold", "superopt",
 )
 
 

@@ -36,6 +36,12 @@ def _target(path: str, roots: list[str], out_dir: str) -> str:
     return os.path.join(out_dir, os.path.basename(path))
 
 
+def _change(c: Any) -> dict[str, Any]:
+    """One change as JSON: ``rule`` as the README documents it (``code`` and ``path`` kept for older readers)."""
+    return {"file": c.path, "line": c.line, "before": c.before, "after": c.after, "rule": c.code,
+            "path": c.path, "code": c.code}
+
+
 def main(args: argparse.Namespace) -> int:
     from ascend_compat.migrate import apidb
     from ascend_compat.migrate.port import PortFailure, PortSkip, PortSuccess, port_paths, write_atomic
@@ -44,6 +50,10 @@ def main(args: argparse.Namespace) -> int:
         line = apidb.normalize_line(args.torch_npu) if args.torch_npu else apidb.DEFAULT_LINE
     except ValueError as exc:
         print(f"ascend-compat port: {exc}", file=sys.stderr)
+        return 2
+    missing = [p for p in args.paths if not os.path.lexists(p)]
+    if missing:
+        print(f"ascend-compat port: no such file or directory: {', '.join(missing)}", file=sys.stderr)
         return 2
     results = port_paths(args.paths, args.mode, line, use_git=not args.no_git)
     written = []
@@ -64,7 +74,7 @@ def main(args: argparse.Namespace) -> int:
             "mode": args.mode,
             "written": written,
             "files": [
-                {"path": r.path, "status": "changed", "changes": [c.to_dict() for c in r.changes],
+                {"path": r.path, "status": "changed", "changes": [_change(c) for c in r.changes],
                  "needs_review": [f.to_dict() for f in r.unfixed]} if isinstance(r, PortSuccess)
                 else {"path": r.path, "status": "failed", "error": r.error} if isinstance(r, PortFailure)
                 else {"path": r.path, "status": "unchanged", "reason": r.reason,

@@ -1,4 +1,4 @@
-"""``ascend-compat report PATH [--format markdown|html] [--output FILE|DIR] [--json]``."""
+"""``ascend-compat report PATH [--format markdown|html|json] [--output FILE|DIR] [--verify] [--json]``."""
 
 from __future__ import annotations
 
@@ -9,46 +9,101 @@ import os
 import sys
 from typing import Any
 
+#: Exit code when the scan is incomplete (files failed, or C/C++ could not be parsed).
+EXIT_INCOMPLETE = 3
+
 
 def add_parser(sub: Any) -> None:
     from ascend_compat.cli.check import add_common
 
-    p = sub.add_parser("report", help="write the GPU→NPU review report (CodeReview_Results_YYYY-MM-DD.md)")
+    p = sub.add_parser("report", help="write the GPU→NPU review report (CodeReview_Results_YYYY-MM-DD.md) and the "
+                       "adaptation folder next to it")
     add_common(p)
-    p.add_argument("--format", choices=("markdown", "html"), default="markdown")
+    p.add_argument("--format", choices=("markdown", "html", "json"), default="markdown")
     p.add_argument("--output", "-o", metavar="FILE|DIR", help="report file, or the directory to put it in (default: .)")
-    p.add_argument("--json", action="store_true", help="print the data behind the report as JSON")
+    p.add_argument("--json", action="store_true", help="print the report's content and data as JSON on stdout")
+    p.add_argument("--adapt-dir", metavar="DIR",
+                   help="adaptation folder (default: ascend_adaptation next to the report); never over your files")
+    p.add_argument("--no-adapt", action="store_true", help="do not write the adaptation folder")
+    p.add_argument("--verify", action="store_true",
+                   help="import every module and run the tests on the NPU (simulated where there is none)")
+    p.add_argument("--budget", type=float, default=600.0, metavar="SECONDS",
+                   help="time budget of --verify for imports and tests together (default 600)")
+    p.add_argument("--model", metavar="MODULE:FACTORY", help="with --verify: compare this model on the NPU and CPU")
+    p.add_argument("--no-tests", action="store_true", help="with --verify: imports only")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=main)
 
 
+def _target(args: argparse.Namespace, today: datetime.date) -> str:
+    from ascend_compat.migrate.report import report_filename
+
+    target = args.output or "."
+    # A directory (existing, or named with a trailing slash or without a file suffix) gets the dated file name.
+    if os.path.isdir(target) or target.endswith(("/", os.sep)) or not os.path.splitext(target)[1]:
+        target = os.path.join(target, report_filename(today, args.format))
+    return target
+
+
+def _parser_missing(result: Any) -> bool:
+    from ascend_compat.migrate.cxx import SKIP_REASON
+
+    return any(getattr(f, "reason", "") == SKIP_REASON for f in result.skipped)
+
+
 def main(args: argparse.Namespace) -> int:
     from ascend_compat.cli.check import run_check
-    from ascend_compat.migrate.port import planned_changes, write_atomic
-    from ascend_compat.migrate.report import build_report, report_filename
+    from ascend_compat.migrate.adaptation import FOLDER, AdaptationError, write_adaptation, write_text
+    from ascend_compat.migrate.port import planned_changes
+    from ascend_compat.migrate.project import analyze
+    from ascend_compat.migrate.report import build_document, report_data
 
+    if args.budget <= 0:
+        print("ascend-compat report: --budget must be positive", file=sys.stderr)
+        return 2
     args.paths = args.paths or ["."]  # the repository you are in
+    for p in args.paths:
+        if not os.path.exists(p):
+            print(f"ascend-compat report: no such file or directory: {p}", file=sys.stderr)
+            return 2
     try:
         result = run_check(args)
     except ValueError as exc:
         print(f"ascend-compat report: {exc}", file=sys.stderr)
         return 2
+    if _parser_missing(result):
+        print("ascend-compat report: C/C++/CUDA files were NOT analysed: tree-sitter / tree-sitter-cuda are missing; "
+              "reinstall ascend-compat's dependencies", file=sys.stderr)
+    analysis = analyze(result)
+    root = analysis.project.root
     changes = planned_changes(result)
     today = datetime.date.today()
-    root = args.paths[0] if os.path.isdir(args.paths[0]) else os.path.dirname(os.path.abspath(args.paths[0]))
-    text = build_report(result, changes, root, today, args.format)
-    target = args.output or "."
-    # A directory (existing, or named with a trailing slash or without a file suffix) gets the dated file name.
-    if os.path.isdir(target) or target.endswith(("/", os.sep)) or not os.path.splitext(target)[1]:
-        os.makedirs(target, exist_ok=True)
-        target = os.path.join(target, report_filename(today, args.format))
-    write_atomic(target, text)
+    target = _target(args, today)
+    adaptation = None
+    if not args.no_adapt:
+        folder = args.adapt_dir or os.path.join(os.path.dirname(os.path.abspath(target)), FOLDER)
+        try:
+            adaptation = write_adaptation(result, analysis, root, folder).to_dict()
+        except AdaptationError as exc:
+            print(f"ascend-compat report: {exc}", file=sys.stderr)
+            return 2
+    verification = None
+    if args.verify:
+        from ascend_compat.migrate.report_verify import run_verification
+
+        verification = run_verification(root, sorted(analysis.project.packages), args.budget, args.model,
+                                         not args.no_tests)
+    doc = build_document(result, changes, root, today, adaptation, verification)
+    data = report_data(doc, result)
+    text = {"html": doc.to_html, "markdown": doc.to_markdown}.get(args.format, lambda: json.dumps(
+        data, indent=2, ensure_ascii=False) + "\n")()
+    write_text(target, text)
     if args.json:
-        data = result.to_dict()
-        data["changes"] = [c.to_dict() for c in changes]
         data["report"] = target
-        print(json.dumps(data, indent=2))
+        data["summary"] = result.to_dict()["summary"]
+        data["changes"] = [c.to_dict() for c in changes]
+        print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        print(f"wrote {target}")
+        print(f"wrote {target}" + (f" and {adaptation['folder']}" if adaptation else ""))
     # The report is the product here: findings do not fail the command, an incomplete scan does.
-    return 3 if result.failed else 0
+    return EXIT_INCOMPLETE if result.failed or _parser_missing(result) else 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from typing import Any
 
 
@@ -55,7 +56,15 @@ def main(argv: list[str]) -> int:
         _parser().error("give a script path or -m MODULE")
     if ns.simulate:
         os.environ["ASCEND_COMPAT_SIMULATE"] = ns.simulate
-    from ascend_compat.runner import run_target
+    from ascend_compat.runner import EXIT_INTERRUPTED, run_target
+    from ascend_compat.simulate.errors import SimulationError
 
-    return run_target(script=ns.target, module=ns.module, args=rest, backend=ns.backend, report=ns.report,
-                      dtype_policy=ns.dtype_policy)
+    try:
+        return run_target(script=ns.target, module=ns.module, args=rest, backend=ns.backend, report=ns.report,
+                          dtype_policy=ns.dtype_policy)
+    except KeyboardInterrupt:  # outside the script (while preparing or reporting): no traceback of ours
+        print("ascend-compat run: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except SimulationError as exc:  # a bad ASCEND_COMPAT_SIM_* setting, no compiler...: the script never started
+        print(f"ascend-compat run: {exc}", file=sys.stderr)
+        return 2

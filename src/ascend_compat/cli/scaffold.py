@@ -27,6 +27,47 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=main)
 
 
+_MAX_SPEC_BYTES = 1024 * 1024
+_MAX_DEPTH = 32  # a spec is at most a few levels deep (spec -> inputs -> tensor -> dtypes)
+
+
+def _depth(text: str) -> int:
+    """How deeply the brackets of a JSON text nest (strings skipped), without parsing it."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (ch == "\\", ch != '"')
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _read_spec(path: str) -> Any:
+    """The spec file's JSON; a SpecError for anything else (unreadable, not a regular file, too big or deep)."""
+    from ascend_compat.kernel_helper import SpecError
+    from ascend_compat.migrate.scan import Unreadable, read_bytes
+
+    data = read_bytes(path, _MAX_SPEC_BYTES)
+    if isinstance(data, Unreadable):
+        raise SpecError([f"cannot read spec {path}: {data.reason}"])
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SpecError([f"cannot read spec {path}: not UTF-8 ({exc})"]) from None
+    if _depth(text) > _MAX_DEPTH:
+        raise SpecError([f"{path}: JSON nested more than {_MAX_DEPTH} levels deep; a spec is a flat object"])
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise SpecError([f"cannot read spec {path}: {exc}"]) from None
+
+
 def _build_spec(args: argparse.Namespace) -> Any:
     from dataclasses import replace
 
@@ -34,11 +75,7 @@ def _build_spec(args: argparse.Namespace) -> Any:
 
     dtype_list = [d.strip() for value in (args.dtype or []) for d in value.split(",") if d.strip()]
     if args.spec:
-        try:
-            with open(args.spec, encoding="utf-8") as fh:
-                data = json.load(fh)
-        except (OSError, json.JSONDecodeError) as exc:
-            raise SpecError([f"cannot read spec {args.spec}: {exc}"]) from None
+        data = _read_spec(args.spec)
         if not isinstance(data, dict):
             raise SpecError([f"{args.spec}: a spec must be a JSON object"])
         data["name"] = args.name

@@ -1,8 +1,11 @@
 """The runtime shim: unchanged CUDA PyTorch code runs on the detected backend (NPU, other accelerators, CPU).
 
 ``activate()`` / ``deactivate()`` / ``with activated():`` are reference counted; the first activation applies the
-patch plan through one :class:`~ascend_compat.cuda_shim.ledger.Ledger` (atomically), the last deactivation
-restores every original exactly. With real CUDA or ROCm present, activation is a no-op.
+core patches (:mod:`~ascend_compat.cuda_shim.core_patches`, documented data) and registers the library patches,
+all through one :class:`~ascend_compat.cuda_shim.ledger.Ledger`, atomically and with SIGINT deferred; the last
+deactivation restores every original exactly. The wrappers redirect only while ``TARGET.active`` is set (last on
+activation, first off on deactivation): other threads, and references kept across ``deactivate()``, see the old
+behaviour or the new one, never a mix. With real CUDA or ROCm present, activation is a no-op.
 
 Environment: ``ASCEND_COMPAT_NO_PATCH=1`` (activation does nothing), ``ASCEND_COMPAT_BACKEND`` (override
 detection), ``ASCEND_COMPAT_CUDA_AVAILABLE=auto|true|false``, ``ASCEND_COMPAT_CUDA_CAPABILITY`` (default 8.0),
@@ -21,7 +24,7 @@ from contextlib import contextmanager
 from typing import Any, Optional
 
 from ascend_compat.cuda_shim import devices
-from ascend_compat.cuda_shim.ledger import Ledger
+from ascend_compat.cuda_shim.ledger import Ledger, signals_deferred
 
 __all__ = ["activate", "activated", "active_backend", "deactivate", "is_activated", "redirect_counts"]
 
@@ -31,6 +34,7 @@ _DEPTH = 0
 _LEDGER = Ledger()
 _BACKEND: Optional[type] = None
 _NOOP_REASON: Optional[str] = None
+_DTYPES_MODULE = "ascend_compat.cuda_shim.dtype_policy"
 
 
 def _configure_logging() -> None:
@@ -41,84 +45,84 @@ def _configure_logging() -> None:
         devices.DEBUG = level.upper() == "DEBUG"
 
 
-def activate(
-    backend: Optional[str] = None, *, dtype_policy: Optional[str] = None, _fail_at: Optional[int] = None
-) -> Optional[str]:
+def _no_patch() -> bool:
+    return os.environ.get("ASCEND_COMPAT_NO_PATCH", "").lower() in ("1", "true", "yes")
+
+
+def activate(backend: Optional[str] = None, *, dtype_policy: Optional[str] = None) -> Optional[str]:
     """Activate the shim (nested calls are counted); returns the target device type, or None for a no-op.
 
     ``dtype_policy``: ``keep`` (default), ``warn`` or ``substitute`` (see :mod:`ascend_compat.cuda_shim.dtype_policy`;
-    default from ``ASCEND_COMPAT_DTYPE_POLICY``).
+    default from ``ASCEND_COMPAT_DTYPE_POLICY``). Atomic: when it raises (KeyboardInterrupt included), nothing of
+    it stays applied (a Ctrl-C arriving during the call is delivered after this activation is undone).
     """
-    global _DEPTH, _BACKEND, _NOOP_REASON
+    global _DEPTH, _NOOP_REASON
     _configure_logging()
     dtypes = _dtype_module(dtype_policy)
     if dtypes is not None and dtype_policy is not None:
         dtype_policy = dtypes._check(dtype_policy)  # a bad name fails before anything is patched
-    if os.environ.get("ASCEND_COMPAT_NO_PATCH", "").lower() not in ("1", "true", "yes"):
+    if not _no_patch():
         # Importing torch runs post-import hooks: ASCEND_COMPAT_AUTO_ACTIVATE's activation completes there first,
         # and this call then nests inside it (run under the lock, it would detect its own patched torch.cuda).
-        import torch
-    with _LOCK:
+        import torch  # noqa: F401
+    with _LOCK, signals_deferred() as guard:
         if _DEPTH > 0:
             _DEPTH += 1
+            guard.rollback = deactivate  # a Ctrl-C meanwhile: this activation is undone before it is delivered
             if _BACKEND is not None and dtypes is not None:
                 dtypes.after_activation(dtype_policy)
             return _BACKEND.device_type if _BACKEND is not None else None
-        if os.environ.get("ASCEND_COMPAT_NO_PATCH", "").lower() in ("1", "true", "yes"):
-            _NOOP_REASON = "ASCEND_COMPAT_NO_PATCH is set"
-            _DEPTH = 1
+        if _no_patch():
+            _NOOP_REASON, _DEPTH = "ASCEND_COMPAT_NO_PATCH is set", 1
+            guard.rollback = deactivate
             return None
-        if os.environ.get("ASCEND_COMPAT_SIMULATE"):
-            from ascend_compat import simulate
+        if len(_LEDGER):  # an earlier restore failed part-way: retry it before patching anything again
+            _LEDGER.restore()
+        target = _first_activation(backend, dtype_policy, dtypes)
+        guard.rollback = deactivate
+        return target
 
-            simulate.install_from_env()
-        import torch
 
-        from ascend_compat import backends
-        from ascend_compat.cuda_shim import patches
+def _first_activation(backend: Optional[str], dtype_policy: Optional[str], dtypes: Any) -> Optional[str]:
+    global _DEPTH, _BACKEND, _NOOP_REASON
+    if os.environ.get("ASCEND_COMPAT_SIMULATE"):
+        from ascend_compat import simulate
 
-        found = backends.detect(backend)
-        if found.backend is None:
-            _NOOP_REASON = found.reason
-            log.info("ascend-compat: %s", found.reason)
-            _DEPTH = 1
-            return None
-        chosen = found.backend
-        if chosen.name != "cpu":
-            chosen.load()
-        devices.TARGET.device_type = chosen.device_type
-        devices.TARGET.accelerator = chosen.name != "cpu"
-        devices.TARGET.real_device = torch.device
-        if chosen.name == "cpu":
-            from ascend_compat.cuda_shim import cpu_device
+        simulate.install_from_env()
+    from ascend_compat import backends
 
-            chosen = _cpu_backend_with_module(chosen, cpu_device)
-        from ascend_compat.ecosystem import patching as library_patches
+    found = backends.detect(backend)
+    if found.backend is None:
+        _NOOP_REASON, _DEPTH = found.reason, 1
+        log.info("ascend-compat: %s", found.reason)
+        return None
+    chosen = found.backend
+    chosen.load()
+    from ascend_compat.cuda_shim import core_patches
+    from ascend_compat.ecosystem import patching as library_patches
 
+    policy = None
+    if dtypes is not None:
+        policy = dtype_policy if dtype_policy is not None else dtypes.policy_from_env()
+        dtypes.suspend_for_activation()  # its patches must sit on top of ours (restore is last-in, first-out)
+    try:
+        with _LEDGER.transaction():
+            core_patches.apply(_LEDGER, chosen)
+            library_patches.install(_LEDGER, chosen)
+            _LEDGER.setattr(devices.TARGET, "active", True, label="shim active")  # last: every wrapper switches
+    except BaseException:
         if dtypes is not None:
-            policy = dtype_policy if dtype_policy is not None else dtypes.policy_from_env()
-            dtypes.suspend_for_activation()  # its patches must sit on top of ours (restore is last-in, first-out)
+            dtypes.after_failed_activation()
+        raise
+    _BACKEND, _NOOP_REASON, _DEPTH = chosen, None, 1
+    if dtypes is not None:
         try:
-            with _LEDGER.transaction():
-                patches.apply(_LEDGER, chosen, fail_at=_fail_at)
-                library_patches.install(_LEDGER, chosen)
-        except BaseException:
-            library_patches.uninstall()
-            if dtypes is not None:
-                dtypes.after_failed_activation()
-            raise
-        _BACKEND, _NOOP_REASON, _DEPTH = chosen, None, 1
-        if dtypes is not None:
-            try:
-                dtypes.after_activation(policy)
-            except Exception as exc:  # the dtype checks are an extra: the redirection itself works without them
-                dtypes.uninstall()
-                log.warning("ascend-compat: dtype policy not applied: %s", exc)
-        log.info("ascend-compat: redirecting CUDA to %s (%s)", chosen.device_type, found.reason)
-        return chosen.device_type
-
-
-_DTYPES_MODULE = "ascend_compat.cuda_shim.dtype_policy"
+            dtypes.after_activation(policy)
+        except Exception as exc:  # the dtype checks are an extra: the redirection itself works without them
+            dtypes.uninstall()
+            log.warning("ascend-compat: dtype policy not applied: %s", exc)
+    log.info("ascend-compat: redirecting CUDA to %s (%s)", chosen.device_type, found.reason)
+    return chosen.device_type  # type: ignore[no-any-return]
 
 
 def _dtype_module(requested: Optional[str]) -> Any:
@@ -134,34 +138,24 @@ def _dtype_module(requested: Optional[str]) -> Any:
     return module
 
 
-def _cpu_backend_with_module(base: type, module: Any) -> type:
-    class CPUTarget(base):  # type: ignore[misc, valid-type]
-        @classmethod
-        def device_module(cls) -> Any:
-            return module
-
-    return CPUTarget
-
-
 def deactivate() -> None:
-    """Undo one activation; the last one restores every patched original."""
+    """Undo one activation; the last one restores every original exactly. If a restore fails, what could not be
+    restored stays recorded, and calling ``deactivate()`` (or ``activate()``) again retries it."""
     global _DEPTH, _BACKEND
-    with _LOCK:
+    with _LOCK, signals_deferred():
         if _DEPTH == 0:
+            if len(_LEDGER):
+                _LEDGER.restore()
             return
         _DEPTH -= 1
         dtypes = sys.modules.get(_DTYPES_MODULE)  # never imported: nothing of it to undo
         if _BACKEND is not None and dtypes is not None:
             dtypes.before_deactivation(last=_DEPTH == 0)
         if _DEPTH == 0:
-            from ascend_compat.ecosystem import patching as library_patches
-
             try:
-                library_patches.uninstall()
                 _LEDGER.restore()
             finally:
                 _BACKEND = None
-                devices.TARGET.real_device = None
                 devices.reset_caches()
             if dtypes is not None:
                 dtypes.after_deactivation()

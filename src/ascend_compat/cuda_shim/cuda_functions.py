@@ -11,6 +11,7 @@ import functools
 import inspect
 import json
 import os
+import sys
 from importlib import resources
 from typing import Any, Callable, Optional
 
@@ -42,6 +43,19 @@ def cuda_available() -> bool:
     """
     policy = os.environ.get("ASCEND_COMPAT_CUDA_AVAILABLE", "auto").strip().lower()
     return policy in ("", "auto", "1", "true", "yes")
+
+
+def capability() -> tuple[int, ...]:
+    """What ``get_device_capability()`` answers: ``ASCEND_COMPAT_CUDA_CAPABILITY``, else (8, 0) where the target
+    computes bf16 and (7, 5) where it does not (the reason is in cuda_api.json, ``get_device_capability``)."""
+    env = os.environ.get("ASCEND_COMPAT_CUDA_CAPABILITY", "").strip()
+    if env:
+        try:
+            return tuple(int(p) for p in env.split("."))
+        except ValueError:
+            raise ValueError(f"ASCEND_COMPAT_CUDA_CAPABILITY must look like 8.0, got {env!r}") from None
+    backend = TARGET.backend
+    return (8, 0) if backend is None or backend.autocast_bf16() else (7, 5)
 
 
 def _nested(flat: dict[str, Any]) -> dict[str, Any]:
@@ -163,13 +177,9 @@ def _noops() -> dict[str, Any]:
         "is_tf32_supported": lambda: False,
         "get_arch_list": lambda: [],
         "ipc_collect": lambda: None,
-        "utilization": lambda device=None: 0,
         "is_current_stream_capturing": lambda: False,
         "can_device_access_peer": lambda device, peer_device: False,
         "check_error": lambda res: None,
-        "clock_rate": lambda device=None: 0,
-        "power_draw": lambda device=None: 0,
-        "temperature": lambda device=None: 0,
         "get_gencode_flags": lambda: "",
         "get_allocator_backend": lambda: "native",
         "get_sync_debug_mode": lambda: 0,
@@ -248,7 +258,10 @@ def _table_entries(backend_module: Any, table: dict[str, dict[str, str]]) -> dic
     out: dict[str, Any] = {}
     for name, entry in table.items():
         kind = entry["kind"]
-        if kind == "direct":
+        if entry.get("delegate") == "backend":  # the backend's own, or a clear refusal (never a made-up answer)
+            own = getattr(backend_module, name, None)
+            out[name] = own if callable(own) else _unsupported(name, entry, None)
+        elif kind == "direct":
             out[name] = getattr(backend_module, name)
         elif kind == "unsupported":
             out[name] = _unsupported(name, entry, getattr(torch.cuda, name, None))
@@ -266,7 +279,7 @@ def cuda_functions(backend_module: Any) -> dict[str, Any]:
     table = cuda_api_table()
     out = _table_entries(backend_module, table)
     available = cuda_available()
-    cap = tuple(int(p) for p in os.environ.get("ASCEND_COMPAT_CUDA_CAPABILITY", "8.0").split("."))
+    cap = capability()
     out["is_available"] = _counted("torch.cuda.is_available", lambda: available)
     out["get_device_capability"] = lambda device=None: cap
     out["is_bf16_supported"] = lambda including_emulation=True: bool(backend_module.is_bf16_supported())
@@ -283,6 +296,8 @@ def cuda_functions(backend_module: Any) -> dict[str, Any]:
     out["StreamContext"] = type("StreamContext", (_StreamContext,), {"module": backend_module})
     if not TARGET.accelerator and not available:
         out["device_count"] = lambda: 0
+    if "is_initialized" in out:
+        out["is_initialized"] = _own_lazy_init_sees_torch(out["is_initialized"], torch.cuda.is_initialized)
     for name, fn in out.items():
         if table.get(name, {}).get("kind") in ("direct", "adapted", "noop") and callable(fn):
             out[name] = conform(fn, getattr(torch.cuda, name, None))
@@ -307,6 +322,24 @@ def submodule_functions(replacements: dict[str, Any]) -> dict[str, dict[str, Any
                 if name in replacements and hasattr(module, name):
                     out[sub][name] = replacements[name]
     return out
+
+
+def _own_lazy_init_sees_torch(target: Callable[[], bool], native: Callable[[], bool]) -> Callable[[], bool]:
+    """``torch.cuda.is_initialized`` for the script, but torch's own answer to ``torch.cuda._lazy_init``.
+
+    torch's C++ runs ``torch.cuda._lazy_init()`` before its first CUDA operation and, when that returns, marks
+    CUDA initialized for the rest of the process. ``_lazy_init`` returns at once when ``is_initialized()`` (looked
+    up in torch.cuda, so the shim's) says True: a native CUDA call made while the shim is active (another thread's,
+    or one no wrapper sees) would then latch torch into "PyTorch is not linked with support for cuda devices"
+    for good, the shim off included.
+    """
+
+    def is_initialized() -> bool:
+        if not TARGET.active or sys._getframe(1).f_globals.get("__name__") == "torch.cuda":
+            return native()
+        return target()
+
+    return is_initialized
 
 
 def _counted(label: str, fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -28,11 +28,15 @@ def _cuda_index(spec: str) -> Any:
 
 
 class Target:
-    """The device the shim redirects to (set at activation)."""
+    """The device the shim redirects to. Activation sets these fields through the ledger (so deactivation, and a
+    failed activation, put the class defaults back); ``active`` is set last and restored first: every wrapper
+    reads it, so other threads see the old behaviour or the new one, never a half-applied mix."""
 
     device_type = "cpu"
     accelerator = False  # False on CPU fallback
     real_device: Any = None  # torch's C device type, kept while torch.device is proxied
+    backend: Any = None  # the BackendInfo subclass in use
+    active = False  # the wrappers redirect only while this is True
 
 
 TARGET = Target()
@@ -68,10 +72,18 @@ def _make(index: Any) -> Any:
         return _MADE[index]
     except KeyError:
         pass
-    real = TARGET.real_device
+    real = TARGET.real_device or _torch_device()
     dev = real(TARGET.device_type) if not TARGET.accelerator or index is None else real(TARGET.device_type, int(index))
     _MADE[index] = dev
     return dev
+
+
+def _torch_device() -> Any:
+    """torch's own device type, for a call that began while active and ends after deactivate() cleared
+    ``TARGET.real_device`` (another thread's): it finishes with the target it started with."""
+    import torch
+
+    return torch._C.device
 
 
 def map_device(dev: Any, allow_int: bool = True) -> Any:
@@ -111,7 +123,7 @@ def target_device(index: Any = None) -> Any:
         # No index: torch resolves it to the current device itself, exactly as `.cuda()` means.
         return _make(None)
     mapped = map_device(index)
-    return mapped if not isinstance(mapped, str) else TARGET.real_device(mapped)
+    return mapped if not isinstance(mapped, str) else (TARGET.real_device or _torch_device())(mapped)
 
 
 def map_location(loc: Any) -> Any:

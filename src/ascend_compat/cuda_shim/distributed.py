@@ -32,17 +32,33 @@ def _destroy_groups_at_exit() -> None:
     time.sleep(0.05)
 
 
+def _register_exit_hook() -> None:
+    """``atexit`` through the shim's ledger: deactivation unregisters it (the interpreter is left as it was)."""
+    from ascend_compat import cuda_shim
+
+    def register() -> None:
+        _EXIT_HOOK.append(True)
+        atexit.register(_destroy_groups_at_exit)
+
+    def unregister() -> None:
+        atexit.unregister(_destroy_groups_at_exit)
+        _EXIT_HOOK.clear()
+
+    cuda_shim._LEDGER.call(register, unregister, "atexit: destroy process groups")
+
+
 def _init_process_group(original: Callable[..., Any], collective: str) -> Callable[..., Any]:
     @functools.wraps(original)
     def init_process_group(backend: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if not TARGET.active:
+            return original(backend, *args, **kwargs)
         # No backend means "every device's default" ("cpu:gloo,cuda:nccl" on CUDA): left as it is, CPU tensors
         # keep gloo and the target's tensors get the collective its backend registered for its device.
         if backend is not None and str(backend).lower() in ("nccl", "cuda:nccl"):
             count("init_process_group(nccl)")
             backend = collective
             if not _EXIT_HOOK:
-                _EXIT_HOOK.append(True)
-                atexit.register(_destroy_groups_at_exit)
+                _register_exit_hook()
         if kwargs.get("device_id") is not None:
             kwargs["device_id"] = map_device(kwargs["device_id"])
         return original(backend, *args, **kwargs)
@@ -53,7 +69,7 @@ def _init_process_group(original: Callable[..., Any], collective: str) -> Callab
 def _ddp_init(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def __init__(self: Any, module: Any, device_ids: Any = None, output_device: Any = None, *args: Any, **kw: Any):  # noqa: N807
-        if not TARGET.accelerator and (device_ids is not None or output_device is not None):
+        if TARGET.active and not TARGET.accelerator and (device_ids is not None or output_device is not None):
             # CUDA ordinals all mean the one CPU, and DDP wants no device_ids for CPU modules.
             count("DistributedDataParallel(device_ids)")
             device_ids = output_device = None

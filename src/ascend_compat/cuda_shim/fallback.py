@@ -19,15 +19,21 @@ import functools
 import sys
 from typing import Any, Callable
 
-from ascend_compat.cuda_shim.devices import count
+from ascend_compat.cuda_shim.devices import TARGET, count
 
 Patch = Callable[[Any, str, Any], None]
 
 
-def _pin_memory(self: Any, device: Any = None) -> Any:
-    """``Tensor.pin_memory()`` on CPU fallback: the tensor itself (there is no device to pin for)."""
-    count("Tensor.pin_memory")
-    return self
+def _pin_memory(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def pin_memory(self: Any, device: Any = None) -> Any:
+        """``Tensor.pin_memory()`` on CPU fallback: the tensor itself (there is no device to pin for)."""
+        if not TARGET.active:
+            return original(self) if device is None else original(self, device)
+        count("Tensor.pin_memory")
+        return self
+
+    return pin_memory
 
 
 def unpinned(fn: Callable[..., Any], label: str, inner: Callable[..., Any]) -> Callable[..., Any]:
@@ -35,7 +41,7 @@ def unpinned(fn: Callable[..., Any], label: str, inner: Callable[..., Any]) -> C
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if kwargs.get("pin_memory"):
+        if TARGET.active and kwargs.get("pin_memory"):
             del kwargs["pin_memory"]
             count(f"{label}(pin_memory)")
         return inner(*args, **kwargs)
@@ -44,7 +50,10 @@ def unpinned(fn: Callable[..., Any], label: str, inner: Callable[..., Any]) -> C
 
 
 def _from_torch(depth: int = 2) -> bool:
-    """True when the caller of the patched function is torch's own code (``torch`` or ``torch.*``)."""
+    """True when the caller of the patched function is torch's own code (``torch`` or ``torch.*``), or when the
+    shim is off (a reference kept past deactivate(): torch's own answer)."""
+    if not TARGET.active:
+        return True
     name = sys._getframe(depth).f_globals.get("__name__", "")
     return name == "torch" or name.startswith("torch.")
 
@@ -68,14 +77,21 @@ def _accelerator_functions(accelerator: Any, torch: Any) -> dict[str, Any]:
     def current_accelerator(check_available: bool = False) -> Any:
         return native_current(check_available) if _from_torch() else cpu
 
+    native_index, native_set, native_sync = (getattr(accelerator, n, None) for n in
+                                             ("current_device_index", "set_device_index", "synchronize"))
+
     def current_device_index() -> int:
-        return 0
+        return 0 if TARGET.active or native_index is None else native_index()  # type: ignore[no-any-return]
 
     def set_device_index(device: Any, /) -> None:
         """Every ordinal is the one CPU (torchrun ranks call set_device_index(local_rank))."""
+        if not TARGET.active and native_set is not None:
+            native_set(device)
 
     def synchronize(device: Any = None, /) -> None:
         """CPU work is synchronous."""
+        if not TARGET.active and native_sync is not None:
+            native_sync(device)
 
     return {
         "is_available": is_available,
@@ -89,15 +105,20 @@ def _accelerator_functions(accelerator: Any, torch: Any) -> dict[str, Any]:
     }
 
 
-def _no_exchange(self: Any, *exc: Any) -> None:
-    """``torch.accelerator.device_index(i)`` on the one CPU: nothing to switch."""
+def _no_exchange(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def method(self: Any, *exc: Any) -> Any:
+        """``torch.accelerator.device_index(i)`` on the one CPU: nothing to switch."""
+        return None if TARGET.active else original(self, *exc)
+
+    return method
 
 
 def apply(patch: Patch, available: bool) -> None:
     """The CPU-fallback patches, through ``patch(owner, name, value)`` (the shim's ledger)."""
     import torch
 
-    patch(torch.Tensor, "pin_memory", _pin_memory)
+    patch(torch.Tensor, "pin_memory", _pin_memory(torch.Tensor.pin_memory))
     accelerator = getattr(torch, "accelerator", None)
     if accelerator is None or not available:  # torch < 2.6, or ASCEND_COMPAT_CUDA_AVAILABLE=false
         return
@@ -107,5 +128,5 @@ def apply(patch: Patch, available: bool) -> None:
             patch(accelerator, name, fn)
     device_index = getattr(accelerator, "device_index", None)
     if isinstance(device_index, type):
-        patch(device_index, "__enter__", _no_exchange)
-        patch(device_index, "__exit__", _no_exchange)
+        patch(device_index, "__enter__", _no_exchange(device_index.__enter__))
+        patch(device_index, "__exit__", _no_exchange(device_index.__exit__))

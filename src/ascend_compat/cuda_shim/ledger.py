@@ -1,17 +1,29 @@
 """One ledger for all monkey-patching.
 
-Every attribute or mapping entry the shim changes goes through a :class:`Ledger`: it records the owner, the
-name and the exact original (the raw class ``__dict__`` entry for classes, so descriptors come back as they were),
-refuses to patch the same place twice, applies a plan atomically (a failure restores everything applied so far)
-and restores in reverse order.
+Every global change the package makes goes through a :class:`Ledger`: attributes (the raw ``__dict__`` entry is
+recorded, so descriptors come back as they were and a name that was absent is deleted again), mapping entries
+(``os.environ``, ``copyreg.dispatch_table``), list elements (finders in ``sys.meta_path``) and undo callbacks
+(``atexit`` registrations, dispatch modes). It refuses to patch the same place twice, applies a plan atomically
+(a failure restores everything applied so far) and restores in reverse order.
+
+Atomic with respect to exceptions and signals:
+
+- the record is written *before* the change it describes, and removed again if the change fails, so an exception
+  at any point leaves either nothing or a record that restoring handles (restoring a change that never happened
+  puts back what is already there);
+- the claims that refuse double patches are derived from the records, never kept apart from them;
+- a record whose restore fails stays in the ledger (a later ``restore()`` retries it);
+- ``transaction()``, ``savepoint()`` and ``restore()`` run with SIGINT deferred (:func:`signals_deferred`): a
+  Ctrl-C arriving in the middle is delivered when the ledger is consistent again.
 """
 
 from __future__ import annotations
 
+import signal
 import threading
 from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Callable, Optional
 
 from ascend_compat._value import FieldValue
 
@@ -23,7 +35,7 @@ class PatchConflictError(RuntimeError):
 
 
 class RestoreError(RuntimeError):
-    """Some originals could not be put back; the message lists them."""
+    """Some originals could not be put back; the message lists them (their records stay in the ledger)."""
 
 
 class PatchRecord(FieldValue):
@@ -39,7 +51,7 @@ class PatchRecord(FieldValue):
     __hash__ = None  # type: ignore[assignment]  # mutable and compared by value, as a dataclass
 
     def __init__(
-        self, owner: Any, name: str, original: Any, replacement: Any, is_item: bool, label: str, kind: str = "attr"
+        self, owner: Any, name: Any, original: Any, replacement: Any, is_item: bool, label: str, kind: str = "attr"
     ) -> None:
         self.owner = owner
         self.name = name
@@ -49,6 +61,10 @@ class PatchRecord(FieldValue):
         self.label = label
         self.kind = kind  # "attr", "item", "list" (an element put into a list) or "call" (an undo callback)
 
+    def key(self) -> tuple[int, str, bool]:
+        """What a second patch of the same place would collide with."""
+        return (id(self.owner), str(self.name), self.is_item)
+
     def describe(self) -> str:
         owner = getattr(self.owner, "__name__", type(self.owner).__name__)
         if self.kind in ("list", "call"):
@@ -56,8 +72,100 @@ class PatchRecord(FieldValue):
         return f"{owner}[{self.name!r}]" if self.is_item else f"{owner}.{self.name}"
 
 
+# --- signals ------------------------------------------------------------------------------------------------------
+
+
+class _Deferred:
+    """A SIGINT handler that only remembers the signal (delivered when the critical section ends)."""
+
+    __slots__ = ("hit",)
+
+    def __init__(self) -> None:
+        self.hit: Optional[tuple[int, Any]] = None
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        if self.hit is None:
+            self.hit = (signum, frame)
+
+
+class SignalGuard:
+    """What :func:`signals_deferred` yields: ``pending`` says a SIGINT arrived inside the block; ``rollback``, when
+    set, is called (signals still deferred) before a pending SIGINT is delivered, so that the interrupted call can
+    take back what it did and raise having done nothing."""
+
+    __slots__ = ("handler", "rollback")
+
+    def __init__(self, handler: Optional[_Deferred]) -> None:
+        self.handler = handler
+        self.rollback: Optional[Callable[[], Any]] = None
+
+    @property
+    def pending(self) -> bool:
+        return self.handler is not None and self.handler.hit is not None
+
+
+_NO_GUARD = SignalGuard(None)
+
+
+@contextmanager
+def signals_deferred() -> Iterator[SignalGuard]:
+    """Run the block with SIGINT deferred: a Ctrl-C inside it reaches the program's own handler (by default,
+    ``KeyboardInterrupt``) right after the block, never between two steps of it.
+
+    Only the main thread receives signals and may change handlers; elsewhere, and when SIGINT is ignored, left to
+    the system's default or handled in C, the block runs as it is. Nested blocks defer to the outermost one.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield _NO_GUARD
+        return
+    try:
+        previous = signal.getsignal(signal.SIGINT)
+    except (ValueError, AttributeError):  # no signal support here
+        previous = None
+    if isinstance(previous, _Deferred):  # an enclosing block defers already
+        yield SignalGuard(previous)
+        return
+    if not callable(previous):  # SIG_IGN, SIG_DFL or a C handler: nothing can be raised in Python
+        yield _NO_GUARD
+        return
+    deferred = _Deferred()
+    signal.signal(signal.SIGINT, deferred)
+    guard = SignalGuard(deferred)
+    try:
+        yield guard
+    finally:
+        try:
+            if deferred.hit is not None and guard.rollback is not None:
+                guard.rollback()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+            if deferred.hit is not None:
+                previous(*deferred.hit)  # the program's handler, now (the default raises KeyboardInterrupt)
+
+
+# --- the ledger -----------------------------------------------------------------------------------------------------
+
+Step = Callable[[str, str], None]
+
+
+def _raw(owner: Any, name: str) -> Any:
+    """The exact current value: the ``__dict__`` entry where there is one (descriptors, and names a module's
+    ``__getattr__`` supplies, come back as they were), else what ``getattr`` says."""
+    d = getattr(owner, "__dict__", None)
+    if d is not None and hasattr(d, "get"):
+        return d.get(name, _MISSING)
+    return getattr(owner, name, _MISSING)
+
+
 class Ledger:
-    """Records patches; thread-safe; restores in reverse order."""
+    """Records patches; thread-safe; restores in reverse order.
+
+    ``_step`` (None here) is called as ``_step(stage, label)`` between the steps of every change when set; a
+    test-only subclass uses it to inject faults (``stage`` is ``"record"``, ``"change"``, ``"done"`` or, when
+    restoring, ``"undo"``).
+    """
+
+    _step: Optional[Step] = None
 
     def __init__(self) -> None:
         self._records: list[PatchRecord] = []
@@ -71,87 +179,149 @@ class Ledger:
     def records(self) -> tuple[PatchRecord, ...]:
         return tuple(self._records)
 
-    def _claim(self, owner: Any, name: str, is_item: bool) -> None:
-        key = (id(owner), name, is_item)
+    def _add(self, rec: PatchRecord) -> None:
+        """Claim and record in one step: the record goes in first; the change it describes follows."""
+        key = rec.key()
         if key in self._keys:
-            raise PatchConflictError(f"{getattr(owner, '__name__', owner)!s}.{name} is already patched by this ledger")
+            raise PatchConflictError(
+                f"{getattr(rec.owner, '__name__', rec.owner)!s}.{rec.name} is already patched by this ledger"
+            )
+        step = self._step
+        if step is not None:
+            step("record", rec.label)
+        self._records.append(rec)
         self._keys.add(key)
+        if step is not None:
+            step("change", rec.label)
+
+    def _drop(self, rec: PatchRecord) -> None:
+        """Forget ``rec`` (its change failed): it is the newest record, the lock being held."""
+        if self._records and self._records[-1] is rec:
+            self._records.pop()
+        self._rekey()
+
+    def _rekey(self) -> None:
+        self._keys = {r.key() for r in self._records}
 
     def setattr(self, owner: Any, name: str, value: Any, label: str = "") -> Any:
         """``setattr(owner, name, value)``, recording the exact original; returns the original (or None)."""
         with self._lock:
-            self._claim(owner, name, False)
-            original = owner.__dict__.get(name, _MISSING) if isinstance(owner, type) else getattr(owner, name, _MISSING)
+            original = _raw(owner, name)
+            rec = PatchRecord(owner, name, original, value, False, label or name)
+            self._add(rec)
             try:
                 setattr(owner, name, value)
+                if self._step is not None:
+                    self._step("done", rec.label)
             except BaseException:
-                self._keys.discard((id(owner), name, False))
+                self._undo(rec)
+                self._drop(rec)
                 raise
-            self._records.append(PatchRecord(owner, name, original, value, False, label or name))
             return None if original is _MISSING else original
 
     def setitem(self, mapping: MutableMapping[Any, Any], key: Any, value: Any, label: str = "") -> None:
         """``mapping[key] = value`` (or delete when value is None for os.environ-like maps), recorded."""
         with self._lock:
-            self._claim(mapping, str(key), True)
-            original = mapping.get(key, _MISSING)
+            rec = PatchRecord(mapping, key, mapping.get(key, _MISSING), value, True, label or str(key), "item")
+            self._add(rec)
             try:
                 if value is None:
                     mapping.pop(key, None)
                 else:
                     mapping[key] = value
+                if self._step is not None:
+                    self._step("done", rec.label)
             except BaseException:
-                self._keys.discard((id(mapping), str(key), True))
+                self._undo(rec)
+                self._drop(rec)
                 raise
-            self._records.append(PatchRecord(mapping, key, original, value, True, label or str(key), "item"))
 
     def insert(self, items: list[Any], value: Any, index: int = 0, label: str = "") -> None:
         """``items.insert(index, value)`` (e.g. a finder into ``sys.meta_path``); restore removes that element."""
         with self._lock:
-            self._claim(items, f"list:{id(value)}", False)
-            items.insert(index, value)
-            self._records.append(PatchRecord(items, f"list:{id(value)}", _MISSING, value, False, label, "list"))
+            rec = PatchRecord(items, f"list:{id(value)}", _MISSING, value, False, label, "list")
+            self._add(rec)
+            try:
+                items.insert(index, value)
+                if self._step is not None:
+                    self._step("done", rec.label)
+            except BaseException:
+                self._undo(rec)
+                self._drop(rec)
+                raise
 
-    def on_restore(self, undo: Any, label: str) -> None:
-        """Run ``undo()`` when the ledger restores (in reverse order with the other records)."""
+    def on_restore(self, undo: Callable[[], Any], label: str) -> None:
+        """Run ``undo()`` when the ledger restores (in reverse order with the other records). Record it right
+        after the change it undoes; ``undo`` must be safe to run when that change did not complete."""
         with self._lock:
-            self._records.append(PatchRecord(None, f"call:{id(undo)}", _MISSING, undo, False, label, "call"))
+            self._add(PatchRecord(None, f"call:{id(undo)}", _MISSING, undo, False, label, "call"))
+
+    def call(self, do: Callable[[], Any], undo: Callable[[], Any], label: str) -> Any:
+        """``do()`` now and ``undo()`` on restore (an ``atexit`` registration, a dispatch mode), as one change."""
+        with self._lock:
+            rec = PatchRecord(None, f"call:{id(undo)}", _MISSING, undo, False, label, "call")
+            self._add(rec)
+            try:
+                return do()
+            except BaseException:
+                self._undo(rec)
+                self._drop(rec)
+                raise
+
+    @staticmethod
+    def _undo(rec: PatchRecord) -> None:
+        """Put one original back; harmless when the change was never made (a record is written before it)."""
+        if rec.kind == "call":
+            rec.replacement()
+        elif rec.kind == "list":
+            rec.owner[:] = [x for x in rec.owner if x is not rec.replacement]
+        elif rec.is_item:
+            if rec.original is _MISSING:
+                rec.owner.pop(rec.name, None)
+            else:
+                rec.owner[rec.name] = rec.original
+        elif rec.original is _MISSING:
+            if _raw(rec.owner, rec.name) is not _MISSING:
+                delattr(rec.owner, rec.name)
+        elif _raw(rec.owner, rec.name) is not rec.original:
+            setattr(rec.owner, rec.name, rec.original)
 
     def restore(self) -> None:
-        """Put every original back, newest first. Keeps going past failures and reports them together."""
+        """Put every original back, newest first. Keeps going past failures and reports them together; the
+        records that failed stay, so a later ``restore()`` retries them."""
         self._restore_to(0)
 
     def _restore_to(self, mark: int) -> None:
-        with self._lock:
-            failures = []
-            while len(self._records) > mark:
-                rec = self._records.pop()
-                self._keys.discard((id(rec.owner), str(rec.name), rec.is_item))
-                try:
-                    if rec.kind == "call":
-                        rec.replacement()
-                    elif rec.kind == "list":
-                        rec.owner[:] = [x for x in rec.owner if x is not rec.replacement]
-                    elif rec.is_item:
-                        if rec.original is _MISSING:
-                            rec.owner.pop(rec.name, None)
-                        else:
-                            rec.owner[rec.name] = rec.original
-                    elif rec.original is _MISSING:
-                        delattr(rec.owner, rec.name)
-                    else:
-                        setattr(rec.owner, rec.name, rec.original)
-                except Exception as exc:
-                    failures.append(f"{rec.describe()}: {exc}")
+        with signals_deferred(), self._lock:
+            failures: list[str] = []
+            kept: list[PatchRecord] = []
+            step = self._step
+            try:
+                while len(self._records) > mark:
+                    rec = self._records[-1]
+                    if step is not None:
+                        step("undo", rec.label)
+                    try:
+                        self._undo(rec)
+                    except Exception as exc:
+                        kept.append(rec)
+                        failures.append(f"{rec.describe()}: {exc}")
+                    self._records.pop()
+            finally:
+                self._records.extend(reversed(kept))
+                self._rekey()
             if failures:
                 raise RestoreError("could not restore: " + "; ".join(failures))
 
     @contextmanager
-    def transaction(self) -> Iterator[Ledger]:
-        """Apply patches atomically: if the block raises, everything patched in it (and before) is restored."""
-        with self._lock:
+    def transaction(self) -> Iterator[SignalGuard]:
+        """Apply patches atomically: if the block raises, everything patched in it (and before) is restored.
+
+        SIGINT is deferred for the block; the guard it yields says whether one is pending (the caller may then
+        undo what it did before the interrupt is delivered)."""
+        with signals_deferred() as guard, self._lock:
             try:
-                yield self
+                yield guard
             except BaseException:
                 self.restore()
                 raise
@@ -159,7 +329,7 @@ class Ledger:
     @contextmanager
     def savepoint(self) -> Iterator[Ledger]:
         """If the block raises, undo only what it patched (one library's patch), keeping earlier records."""
-        with self._lock:
+        with signals_deferred(), self._lock:
             mark = len(self._records)
             try:
                 yield self

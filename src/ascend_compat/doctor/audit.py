@@ -253,7 +253,7 @@ class OpRecorder:
 def _conv_api(args: Any) -> str:
     """conv1d/2d/3d or conv_transpose1d/2d/3d, from the weight's rank and the ``transposed`` flag."""
     weight = args[1] if len(args) > 1 else None
-    dims = max(1, min(3, weight.dim() - 2)) if hasattr(weight, "dim") else 2
+    dims = max(1, min(3, weight.dim() - 2)) if weight is not None and hasattr(weight, "dim") else 2
     transposed = bool(args[6]) if len(args) > 6 and isinstance(args[6], bool) else False
     return f"torch.nn.functional.conv{'_transpose' if transposed else ''}{dims}d"
 

@@ -133,6 +133,7 @@ def all_codes() -> list[str]:
 # [0-9], not \d: \d also matches other scripts' digits (superscript two, Arabic-Indic), which int() rejects or misreads.
 _E_CODE = re.compile(r"[EW][A-Z0-9][0-9]{4}")
 _ERR_CODE = re.compile(r"ERR[0-9]{5}")
+_MAX_DIGITS = 12  # ACL/aclnn codes have 6 digits, HCCL results 1-2; longer numbers are not error codes
 
 
 def normalize(code: str) -> Optional[str]:
@@ -143,7 +144,9 @@ def normalize(code: str) -> Optional[str]:
     if upper in _names():
         return _names()[upper]
     if raw.isascii() and raw.isdigit():
-        return str(int(raw))
+        # No int(): a 4,301-digit input would hit Python's integer-string limit. No code has more than 12 digits.
+        digits = raw.lstrip("0") or "0"
+        return digits if len(digits) <= _MAX_DIGITS else None
     if _E_CODE.fullmatch(upper) or _ERR_CODE.fullmatch(upper):
         return upper
     return None
@@ -222,7 +225,7 @@ def describe(code: str) -> dict[str, Any]:
 # candidate is then checked on a short window (a 30 MB log takes seconds, not minutes).
 _FUNC_ERR = re.compile(
     r"(?P<kind>NPU|HCCL) function error:[ \t]*(?P<call>[^\r\n]{0,300}?),[ \t]*error code is[ \t]*"
-    r"(?P<code>[0-9]+)(?![0-9])")
+    r"(?P<code>[0-9]{1,12})(?![0-9])")
 # Whole numbers of code length only: HCCL results have 1-2 digits, ACL/aclnn codes 6 (not inside words/decimals;
 # a full stop that ends a sentence is fine). A literal "\n" escape before the number separates it (JSON logs).
 _NUMBER = re.compile(r"(?:(?<![\w.])|(?<=\\[nrt]))(?:[0-9]{6}|[0-9]{1,2})(?![\w]|\.[0-9])")
@@ -274,9 +277,30 @@ def _tier(code: str, fam: Optional[str]) -> int:
     return 2
 
 
+#: Distinct codes a log reports in full beyond the known ones (the table bounds those): the rest are counted only,
+#: so a log with a million distinct numbers costs neither a million findings nor their output.
+MAX_UNKNOWN = 200
+_MAX_COUNTED = 100_000  # distinct omitted codes counted exactly; past it the count is a lower bound
+
+
+@dataclass
+class Omitted:
+    """What a log held beyond :data:`MAX_UNKNOWN` distinct unknown codes (counted, not listed)."""
+
+    codes: int = 0  # distinct codes (a lower bound when ``exact`` is False)
+    occurrences: int = 0
+    exact: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"codes": self.codes, "occurrences": self.occurrences, "exact": self.exact}
+
+
 class _Collector:
     def __init__(self, text: str) -> None:
         self.text = text
+        self.unknown = 0
+        self.omitted = Omitted()
+        self._omitted_codes: set[str] = set()
         self.starts = [0] + [m.end() for m in _LINE_END.finditer(text)]
         self.found: dict[str, Finding] = {}
         self.starts_taken: set[int] = set()  # where already-recognised codes start
@@ -331,10 +355,26 @@ class _Collector:
                 f.api = api
             return
         exp = lookup(code)
+        if exp is None:
+            if self.unknown >= MAX_UNKNOWN:
+                self._omit(code)
+                return
+            self.unknown += 1
         fam = family(code)
         self.found[code] = Finding(code=code, family=fam, component=component(code), explanation=exp, line=lineno,
                                    text=self.line_of(pos)[1], how=how, tier=_tier(code, fam), api=api,
                                    lines=[lineno])
+
+
+    def _omit(self, code: str) -> None:
+        self.omitted.occurrences += 1
+        if code in self._omitted_codes:
+            return
+        if len(self._omitted_codes) < _MAX_COUNTED:
+            self._omitted_codes.add(code)
+            self.omitted.codes += 1
+        else:
+            self.omitted.exact = False
 
 
 def _word(text: str, i: int, extra: str) -> bool:
@@ -354,7 +394,14 @@ def _api_of(call: str) -> str:
 
 
 def explain_text(text: str) -> list[Finding]:
-    """Every distinct error code in a traceback or log, most likely root cause first (see the module doc)."""
+    """Every distinct error code in a traceback or log, most likely root cause first (see the module doc); past
+    :data:`MAX_UNKNOWN` distinct unknown codes, see :func:`explain_log`."""
+    return explain_log(text)[0]
+
+
+def explain_log(text: str) -> tuple[list[Finding], Omitted]:
+    """:func:`explain_text` and what it left out: every known code is listed, unknown ones up to
+    :data:`MAX_UNKNOWN` (in the order they appear), the rest only counted."""
     c = _Collector(text)
     for m in _FUNC_ERR.finditer(text):
         n = int(m.group("code"))
@@ -410,10 +457,10 @@ def explain_text(text: str) -> list[Finding]:
             if _word(text, m.start() - 1, "") or _word(text, m.end(), ""):  # FORCE STOPPED is not FORCE STOP
                 continue
             c.add(code, m.start(), m.span(), "torch_npu-message")
-    return sorted(c.found.values(), key=lambda f: (f.tier, f.line))
+    return sorted(c.found.values(), key=lambda f: (f.tier, f.line)), c.omitted
 
 
-def report(findings: list[Finding], source: str = "<stdin>") -> dict[str, Any]:
+def report(findings: list[Finding], source: str = "<stdin>", omitted: Optional[Omitted] = None) -> dict[str, Any]:
     """The JSON document of ``ascend-compat explain --json``."""
     unknown = [f.code for f in findings if not f.known]
     return {
@@ -423,4 +470,5 @@ def report(findings: list[Finding], source: str = "<stdin>") -> dict[str, Any]:
         "unknown": unknown,
         "root_cause": findings[0].code if findings else None,
         "findings": [f.to_dict() for f in findings],
+        "omitted": (omitted or Omitted()).to_dict(),  # unknown codes past MAX_UNKNOWN: counted, not listed
     }

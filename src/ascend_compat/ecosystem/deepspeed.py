@@ -25,6 +25,7 @@ import os
 from types import ModuleType
 from typing import Any, Optional
 
+from ascend_compat import settings
 from ascend_compat._dist import version_of
 from ascend_compat.cuda_shim.ledger import Ledger
 from ascend_compat.ecosystem.patching import DEEPSPEED_TESTED
@@ -50,7 +51,7 @@ def _apply_cann_path(ledger: Ledger, module: ModuleType, backend: Any) -> None:
     @functools.wraps(original)
     def installed_cann_path(self: Any) -> Optional[str]:
         # What the upstream condition means: the CANN toolkit path, when it is set and exists.
-        path = os.environ.get("ASCEND_HOME_PATH")
+        path = settings.ASCEND_HOME_PATH.raw()
         return path if path and os.path.exists(path) else None
 
     ledger.setattr(cls, "installed_cann_path", installed_cann_path,

@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from ascend_compat import settings
+
 __all__ = ["Resolved", "cache_dir", "cached_snapshot", "infer_from_id", "is_hub_id", "offline", "resolve"]
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -43,16 +45,18 @@ def is_hub_id(text: str) -> bool:
 
 
 def offline() -> bool:
-    return any(os.environ.get(v, "").strip().lower() in _TRUE for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    flags = (settings.HF_HUB_OFFLINE, settings.TRANSFORMERS_OFFLINE)
+    return any((flag.get() or "").strip().lower() in _TRUE for flag in flags)
 
 
 def cache_dir() -> str:
     """The hub cache huggingface_hub uses (same environment variables, same order)."""
-    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
-        if os.environ.get(var):
-            return os.path.expanduser(os.environ[var])
-    home = os.environ.get("HF_HOME") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "huggingface")
+    for setting in (settings.HF_HUB_CACHE, settings.HUGGINGFACE_HUB_CACHE):
+        chosen = setting.raw()
+        if chosen:
+            return os.path.expanduser(chosen)
+    home = settings.HF_HOME.raw() or os.path.join(
+        settings.XDG_CACHE_HOME.raw() or os.path.join(os.path.expanduser("~"), ".cache"), "huggingface")
     return os.path.join(os.path.expanduser(home), "hub")
 
 

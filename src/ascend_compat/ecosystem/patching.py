@@ -130,8 +130,10 @@ def _load_builtin() -> None:
 
 
 def install(ledger: Ledger, backend: Any) -> None:
-    """Register every applicable patch to apply when its library is imported (now, if it already is)."""
+    """Register every applicable patch to apply when its library is imported (now, if it already is). Everything
+    goes through ``ledger``: restoring it cancels the hooks still waiting and forgets the status."""
     with _LOCK:
+        ledger.on_restore(uninstall, "library patches: hooks and status")
         reason = drop_in_wanted(backend)
         if reason is None:
             _provide_drop_in(ledger)

@@ -15,9 +15,9 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from typing import Any, Optional
 
+from ascend_compat import _data
 from ascend_compat.doctor.versions import PyVersion
 
 try:  # packaging compares PEP 440 versions exactly; the small fallback below covers the forms the data uses.
@@ -139,8 +139,8 @@ class _Data:
 
 
 @lru_cache(maxsize=1)
-def _data() -> _Data:
-    raw = json.loads((resources.files("ascend_compat.ecosystem") / "data" / "quantization.json").read_text("utf-8"))
+def _tables() -> _Data:
+    raw = _data.load("quantization")
     methods = tuple(
         QuantMethod(
             id=m["id"], name=m["name"], recognise=m["recognise"], ascend=m["ascend"],
@@ -155,22 +155,22 @@ def _data() -> _Data:
 
 def load_methods() -> tuple[QuantMethod, ...]:
     """Every method of the data file, in its order."""
-    return _data().methods
+    return _tables().methods
 
 
 def get(method_id: str) -> QuantMethod:
     """The method with this id (KeyError when there is none)."""
-    return _data().by_id[method_id]
+    return _tables().by_id[method_id]
 
 
 def platform_methods(vllm_ascend_version: str) -> Optional[tuple[str, ...]]:
     """The ``--quantization`` methods vLLM accepts on the NPU platform of this vllm-ascend release (None: unknown)."""
-    return next((methods for spec, methods in _data().platform_methods if in_spec(vllm_ascend_version, spec)), None)
+    return next((methods for spec, methods in _tables().platform_methods if in_spec(vllm_ascend_version, spec)), None)
 
 
 def ascend_flag(vllm_ascend_version: Optional[str]) -> str:
     """What an msModelSlim model needs on this release's command line: the flag, or "" when it is auto-detected."""
-    flag = _data().flag
+    flag = _tables().flag
     if vllm_ascend_version and in_spec(vllm_ascend_version, flag["auto_detected"]):
         return ""
     return flag["flag"]
@@ -367,17 +367,18 @@ def read_model(path: str) -> tuple[Optional[str], Optional[dict[str, Any]], str,
     directory holding config.json (or only GGUF files), a config file, or a .gguf file. Raises ModelError."""
     if not os.path.exists(path):
         raise ModelError(f"{path}: no such file or directory")
+    files: list[str] = []
     if os.path.isdir(path):
         config_path = os.path.join(path, "config.json")
         if not os.path.isfile(config_path):
             if any(n.lower().endswith(".gguf") for n in os.listdir(path)):
                 return None, None, path, []
             raise ModelError(f"{path}: no config.json in this directory")
-        model_dir, files = path, []
+        model_dir = path
     elif path.lower().endswith(".gguf"):
         return None, None, "", [path]
     else:
-        config_path, model_dir, files = path, "", []
+        config_path, model_dir = path, ""
         # The files next to a config.json are the model's (msModelSlim's description sits beside it).
         if os.path.basename(path) == "config.json":
             model_dir = os.path.dirname(os.path.abspath(path))

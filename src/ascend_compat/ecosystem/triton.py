@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
+from ascend_compat import settings
 from ascend_compat._dist import version_of
 
 __all__ = ["ASCEND_BACKENDS", "detect", "npu_machine"]
@@ -37,7 +38,7 @@ def npu_machine() -> bool:
     CANN toolkit in its usual place or named by its environment variables."""
     if version_of("torch_npu") is not None:
         return True
-    if any(os.environ.get(v) for v in ("ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH")):
+    if settings.ASCEND_TOOLKIT_HOME.is_set() or settings.ASCEND_HOME_PATH.is_set():
         return True
     try:
         if any(name.startswith("davinci") for name in os.listdir("/dev")):

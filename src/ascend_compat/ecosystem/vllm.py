@@ -11,21 +11,31 @@ so the report works where vLLM would crash or is absent.
 from __future__ import annotations
 
 import importlib.metadata
-import json
-import os
 import platform
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 from typing import Any, Optional
 
+from ascend_compat import settings
 from ascend_compat._dist import version_of
 from ascend_compat._style import paint
 from ascend_compat.ecosystem import quantization
 from ascend_compat.ecosystem.quantization import ModelError, in_spec, public_version, read_model, version_key
+from ascend_compat.ecosystem.vllm_data import (
+    AttentionEra,
+    Release,
+    _table_range,
+    attention_for,
+    load_table,
+    newest_final,
+    release,
+    releases,
+    releases_for_vllm,
+)
+from ascend_compat.ecosystem.vllm_data import _is_final as _is_final  # tests use it from here
 
-__all__ = ["ModelError", "exit_code", "readiness", "render"]
+__all__ = ["AttentionEra", "ModelError", "Release", "attention_for", "exit_code", "load_table", "newest_final",
+           "readiness", "release", "releases", "releases_for_vllm", "render"]
 
 SCHEMA_VERSION = 1
 OK, WARN, ERROR, SKIP = "ok", "warn", "error", "skip"
@@ -42,58 +52,6 @@ class Check:
     fix: str = ""  # what to do about a warn / error
     note: str = ""  # more about what was found (no action needed)
     source: str = ""  # where the fact the status rests on comes from
-
-
-# -- data -------------------------------------------------------------------------------------------------------------
-
-@lru_cache(maxsize=1)
-def load_table() -> dict[str, Any]:
-    """``data/vllm_ascend.json`` as a dict (releases newest first, as the matrix lists them)."""
-    return json.loads((resources.files("ascend_compat.ecosystem") / "data" / "vllm_ascend.json").read_text("utf-8"))
-
-
-def releases() -> list[dict[str, Any]]:
-    """Every vllm-ascend release row of the data file."""
-    return load_table()["releases"]
-
-
-def release(vllm_ascend_version: str) -> Optional[dict[str, Any]]:
-    """The matrix row of a vllm-ascend version (compared as PEP 440 versions), or None."""
-    key = version_key(vllm_ascend_version)
-    if key is None:
-        return None
-    return next((r for r in releases() if version_key(r["vllm_ascend"]) == key), None)
-
-
-def releases_for_vllm(vllm_version: str) -> list[dict[str, Any]]:
-    """The rows that pair with this vLLM version, newest vllm-ascend first."""
-    key = version_key(vllm_version)
-    rows = [r for r in releases() if key is not None and any(version_key(v) == key for v in r["vllm"])]
-    return sorted(rows, key=lambda r: version_key(r["vllm_ascend"]), reverse=True)
-
-
-def _is_final(version: str) -> bool:
-    key = version_key(version)
-    return key is not None and not (getattr(key, "is_prerelease", False) or "rc" in version or "dev" in version)
-
-
-def newest_final() -> dict[str, Any]:
-    """The newest final (not release-candidate) release: what to install from scratch."""
-    finals = [r for r in releases() if _is_final(r["vllm_ascend"])]
-    return max(finals, key=lambda r: version_key(r["vllm_ascend"]))
-
-
-def attention_for(vllm_ascend_version: str) -> Optional[dict[str, Any]]:
-    """The attention entry of a vllm-ascend release (first match), or None when its version does not parse."""
-    if version_key(vllm_ascend_version) is None:
-        return None
-    return next((a for a in load_table()["attention"] if any(in_spec(vllm_ascend_version, s) for s in a["versions"])),
-                None)
-
-
-def _table_range() -> str:
-    keys = sorted(releases(), key=lambda r: version_key(r["vllm_ascend"]))
-    return f"{keys[0]['vllm_ascend']} to {keys[-1]['vllm_ascend']}"
 
 
 # -- what is installed ------------------------------------------------------------------------------------------------
@@ -115,7 +73,7 @@ def platform_entry_points(group: str) -> list[dict[str, str]]:
     try:
         eps = importlib.metadata.entry_points(group=group)
     except TypeError:  # Python 3.9: entry_points() takes no arguments
-        eps = importlib.metadata.entry_points().get(group, [])  # type: ignore[attr-defined]
+        eps = importlib.metadata.entry_points().get(group, [])  # type: ignore[attr-defined,arg-type,unused-ignore]
     out = []
     for ep in eps:
         dist = getattr(ep, "dist", None)
@@ -125,7 +83,7 @@ def platform_entry_points(group: str) -> list[dict[str, str]]:
 
 # -- checks -----------------------------------------------------------------------------------------------------------
 
-def _install_line(row: Mapping[str, Any]) -> str:
+def _install_line(row: Release) -> str:
     cmds = load_table()["install"]["commands"]
     line = ", then ".join(c.format(vllm=row["vllm"][0], vllm_ascend=row["vllm_ascend"]) for c in cmds)
     return (f"{line} (CANN {row['cann']}, torch {row['torch']}, torch_npu {row['torch_npu']}; "
@@ -147,7 +105,7 @@ def _release_tuple(text: str) -> tuple[int, ...]:
     return rel
 
 
-def _package_checks(v: Mapping[str, Optional[str]], row: Optional[dict[str, Any]]) -> list[Check]:
+def _package_checks(v: Mapping[str, Optional[str]], row: Optional[Release]) -> list[Check]:
     src = row["source"] if row else load_table()["install"]["source"]
     vllm, va = v["vllm"], v["vllm_ascend"]
     checks = []
@@ -176,7 +134,7 @@ def _package_checks(v: Mapping[str, Optional[str]], row: Optional[dict[str, Any]
     return checks
 
 
-def _torch_checks(v: Mapping[str, Optional[str]], row: Optional[dict[str, Any]]) -> list[Check]:
+def _torch_checks(v: Mapping[str, Optional[str]], row: Optional[Release]) -> list[Check]:
     torch, npu, va = v["torch"], v["torch_npu"], v["vllm_ascend"]
     src = row["source"] if row else ""
     checks = []
@@ -208,7 +166,7 @@ def _torch_checks(v: Mapping[str, Optional[str]], row: Optional[dict[str, Any]])
     return checks
 
 
-def _python_check(v: Mapping[str, Optional[str]], row: Optional[dict[str, Any]]) -> Check:
+def _python_check(v: Mapping[str, Optional[str]], row: Optional[Release]) -> Check:
     py = v["python"] or ""
     if row is None:
         return Check("python", SKIP, py)
@@ -219,7 +177,7 @@ def _python_check(v: Mapping[str, Optional[str]], row: Optional[dict[str, Any]])
                  fix=f"use a Python in {row['python']}", source=row["source"])
 
 
-def _pair_check(v: Mapping[str, Optional[str]], row: Optional[dict[str, Any]]) -> Check:
+def _pair_check(v: Mapping[str, Optional[str]], row: Optional[Release]) -> Check:
     vllm, va = v["vllm"], v["vllm_ascend"]
     if not (vllm and va):
         return Check("pair", SKIP, "needs both vllm and vllm-ascend")
@@ -256,7 +214,7 @@ def _plugin_check(v: Mapping[str, Optional[str]]) -> Check:
     others = ", ".join(f"{e['name']} = {e['value']}" for e in eps if e["name"] != spec["name"])
     note = f"other platform plugins: {others}" if others else ""
     va = v["vllm_ascend"]
-    allowed = os.environ.get(spec["env"])
+    allowed = settings.VLLM_PLUGINS.raw()  # vLLM reads it as is: an empty value allows no plugin
     if not va:
         if ours:
             return Check("platform-plugin", WARN, f"{spec['group']} has {ours[0]['name']} = {ours[0]['value']} but "
@@ -285,14 +243,15 @@ def _attention_kind(config: Optional[Mapping[str, Any]]) -> str:
     ``kv_lora_rank`` in the config, and its sparse variant from an ``index_topk`` (DeepSeek V3.2)."""
     if not isinstance(config, Mapping):
         return "default"
-    text = config.get("text_config") if isinstance(config.get("text_config"), Mapping) else config
+    inner = config.get("text_config")
+    text: Mapping[str, Any] = inner if isinstance(inner, Mapping) else config
     if text.get("kv_lora_rank") is None:
         return "default"
     return "sparse (mla + sparse)" if text.get("index_topk") is not None else "mla"
 
 
 def _attention_check(v: Mapping[str, Optional[str]], config: Optional[Mapping[str, Any]],
-                     row: Optional[dict[str, Any]]) -> tuple[Check, Optional[dict[str, Any]]]:
+                     row: Optional[Release]) -> tuple[Check, Optional[dict[str, Any]]]:
     va = v["vllm_ascend"]
     if not va:
         return Check("attention", SKIP, "vllm-ascend not installed"), None
@@ -364,7 +323,8 @@ def _model_checks(model: str, v: Mapping[str, Optional[str]]) -> tuple[list[Chec
     except ValueError as exc:
         raise ModelError(str(exc)) from exc
     cfg = config or {}
-    archs = cfg.get("architectures") if isinstance(cfg.get("architectures"), list) else []
+    named = cfg.get("architectures")
+    archs: list[Any] = named if isinstance(named, list) else []
     arch_text = ", ".join(map(str, archs)) or "none named"
     if config_path:
         what = f"{config_path}: {arch_text}" + (f" ({cfg['model_type']})" if cfg.get("model_type") else "")

@@ -77,6 +77,11 @@ def computations() -> dict[str, dict[str, Any]]:
     return {c["name"]: c for c in _load("computations.json")["computations"]}
 
 
+def builtin_ops() -> frozenset[str]:
+    """CANN's built-in operator types a custom operator must not be registered as."""
+    return frozenset(o["name"] for o in _load("builtin_ops.json")["operators"])
+
+
 def snake_name(name: str) -> str:
     """``AddCustom`` / ``add_custom`` -> ``add_custom``."""
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
@@ -162,6 +167,9 @@ class OpSpec:
         problem = _identifier_problem("operator name", self.name)
         if problem:
             return [problem]  # nothing else is meaningful (file names derive from it)
+        if self.op_type in builtin_ops():
+            return [f"operator name {self.name!r} gives the op type {self.op_type!r}, which is a CANN built-in "
+                    f"operator: registering it would clash; pick another name (e.g. {self.snake.strip('_')}_custom)"]
         if self.pattern not in PATTERNS:
             return [f"pattern {self.pattern!r} is not one of {', '.join(PATTERNS)}"]
         ns_problem = _identifier_problem("torch namespace", self.namespace)

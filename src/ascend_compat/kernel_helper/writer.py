@@ -1,8 +1,16 @@
-"""Write a rendered project atomically: everything goes to a temporary directory next to the target, which is then
-renamed into place; an existing target is replaced only with ``force`` (and restored if the swap fails)."""
+"""Write a rendered project without ever losing anything the scaffold did not create.
+
+A new project is written to a temporary directory next to the target and renamed into place. An existing target is
+replaced only with ``force``, and only when it is empty or a previous scaffold output (it holds the marker file
+:data:`MARKER`, which lists the files the scaffold wrote): each generated file is then swapped in with an atomic
+rename, old generated files that are no longer produced are removed, and every other file stays. Should any step
+fail, the old files are put back.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -13,9 +21,11 @@ from typing import Union
 from ascend_compat.kernel_helper.render import render_project
 from ascend_compat.kernel_helper.spec import OpSpec
 
-__all__ = ["ScaffoldResult", "scaffold"]
+__all__ = ["MARKER", "ScaffoldResult", "scaffold"]
 
 _EXECUTABLE = frozenset({"build.sh"})
+#: The file that marks a directory as scaffold output; it lists the files the scaffold wrote there.
+MARKER = ".ascend-compat-scaffold.json"
 
 
 @dataclass(frozen=True)
@@ -34,39 +44,112 @@ def _safe_relative(rel: str) -> PurePosixPath:
     return path
 
 
+def _previous_files(target: Path) -> dict[str, str]:
+    """The files an earlier scaffold wrote into ``target`` (relative path -> sha256 of what it wrote);
+    FileExistsError when ``target`` is neither empty nor scaffold output."""
+    if not any(target.iterdir()):
+        return {}
+    refuse = (f"{target} is not empty and was not created by `ascend-compat scaffold` (no {MARKER}); "
+              "--force replaces only scaffold output: choose another --output")
+    try:
+        files = json.loads((target / MARKER).read_text(encoding="utf-8"))["files"]
+        if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+            raise ValueError("malformed file list")
+        return {str(_safe_relative(rel)): digest for rel, digest in files.items()}
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        raise FileExistsError(refuse) from None
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _stage(files: dict[str, str], parent: Path, name: str) -> Path:
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}.tmp-", dir=parent))
+    marker = {"generator": "ascend-compat scaffold",
+              "files": {rel: _digest(text.encode("utf-8")) for rel, text in sorted(files.items())}}
+    for rel, text in {**files, MARKER: json.dumps(marker, indent=2) + "\n"}.items():
+        dest = staging.joinpath(*_safe_relative(rel).parts)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with open(dest, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        dest.chmod(0o755 if rel in _EXECUTABLE else 0o644)
+    staging.chmod(0o755)
+    return staging
+
+
+def _plan(target: Path, new: list[str], old: dict[str, str]) -> list[str]:
+    """The paths to swap: the new files, the marker, and the old generated files no longer produced that are
+    unchanged since (an edited one is the user's now and stays). Refuses a user's file in a new file's way."""
+    root = os.path.realpath(target)
+    obsolete = []
+    for rel in sorted(set(old) - set(new) - {MARKER}):
+        path = target.joinpath(*PurePosixPath(rel).parts)
+        try:
+            if path.is_file() and not path.is_symlink() and _digest(path.read_bytes()) == old[rel]:
+                obsolete.append(rel)
+        except OSError:
+            continue
+    for rel in [*obsolete, *new, MARKER]:
+        path = target.joinpath(*PurePosixPath(rel).parts)
+        if not os.path.realpath(path).startswith(root + os.sep):
+            raise FileExistsError(f"{path} leads outside {target} (a symlinked directory): left as it is")
+        if rel not in old and rel != MARKER and (path.exists() or path.is_symlink()):
+            raise FileExistsError(f"{path} is not a file the scaffold created: left as it is; move it away first")
+    return [*obsolete, *new, MARKER]
+
+
+def _swap_in(staging: Path, target: Path, new: list[str], old: dict[str, str]) -> None:
+    """Move the staged files into ``target`` one atomic rename each; the replaced and the obsolete generated files
+    go to a backup that is restored on failure and deleted on success (it holds only scaffold-made files)."""
+    plan = _plan(target, new, old)
+    backup = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+    moved: list[tuple[Path, Path]] = []  # (from, to), undone in reverse on failure
+    created: list[Path] = []
+    try:
+        for rel in plan:
+            dest = target.joinpath(*PurePosixPath(rel).parts)
+            if dest.is_symlink() or dest.is_file():
+                keep = backup.joinpath(*PurePosixPath(rel).parts)
+                keep.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(dest, keep)
+                moved.append((dest, keep))
+            elif dest.exists():
+                raise FileExistsError(f"{dest} is in the way of a generated file and is not one: left as it is")
+            if rel in new or rel == MARKER:
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(staging.joinpath(*PurePosixPath(rel).parts), dest)
+                created.append(dest)
+    except BaseException:
+        for path in reversed(created):
+            path.unlink(missing_ok=True)
+        for dest, keep in reversed(moved):
+            os.replace(keep, dest)
+        raise
+    finally:
+        shutil.rmtree(backup, ignore_errors=True)  # empty after a rollback; only scaffold files otherwise
+
+
 def scaffold(spec: OpSpec, output: Union[str, os.PathLike[str]], force: bool = False) -> ScaffoldResult:
-    """Render ``spec`` into the directory ``output`` (created; FileExistsError if it exists, unless ``force``)."""
+    """Render ``spec`` into the directory ``output`` (created; FileExistsError if it exists, unless ``force``).
+
+    With ``force`` an existing directory is replaced only when it is empty or earlier scaffold output; files
+    the scaffold did not create are never deleted.
+    """
     files = render_project(spec)  # validates the spec before anything touches the disk
     target = Path(output).resolve()
     if target.exists() and not target.is_dir():
         raise FileExistsError(f"{target} exists and is not a directory")
     if target.exists() and not force:
         raise FileExistsError(f"{target} already exists; pass --force (force=True) to replace it")
+    old = _previous_files(target) if target.exists() else None
     target.parent.mkdir(parents=True, exist_ok=True)
-
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    staging = _stage(files, target.parent, target.name)
     try:
-        for rel, text in files.items():
-            dest = staging.joinpath(*_safe_relative(rel).parts)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            with open(dest, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(text)
-            dest.chmod(0o755 if rel in _EXECUTABLE else 0o644)
-        staging.chmod(0o755)
-        replaced = target.exists()
-        if replaced:
-            backup = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-            backup.rmdir()
-            os.replace(target, backup)
-            try:
-                os.replace(staging, target)
-            except OSError:
-                os.replace(backup, target)  # put the old project back
-                raise
-            shutil.rmtree(backup, ignore_errors=True)
-        else:
+        if old is None:
             os.replace(staging, target)
-    except BaseException:
+        else:
+            _swap_in(staging, target, sorted(files), old)
+    finally:
         shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return ScaffoldResult(target, tuple(files), replaced)
+    return ScaffoldResult(target, tuple(files), old is not None)

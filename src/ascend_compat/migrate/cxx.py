@@ -24,7 +24,8 @@ from ascend_compat.migrate.model import FileResult, FileScanned, FileSkipped, Fi
 CXX_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".hxx")
 #: Files compiled by nvcc: inline asm there is PTX even outside a __device__ function.
 CUDA_SUFFIXES = (".cu", ".cuh")
-SKIP_REASON = "C/C++/CUDA parsing needs tree-sitter: pip install 'ascend-compat[analyze]'"
+SKIP_REASON = ("C/C++/CUDA NOT ANALYSED: tree-sitter and tree-sitter-cuda (dependencies of ascend-compat) are "
+               "missing or broken; reinstall: pip install --force-reinstall tree-sitter tree-sitter-cuda")
 
 FAMILIES = (
     "runtime", "driver", "cublas", "cudnn", "nccl", "curand", "thrust", "cub", "cufft", "cusparse", "cusolver",

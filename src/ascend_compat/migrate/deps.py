@@ -87,6 +87,7 @@ class DepInfo:
     cuda_torch: bool = False
     cuda_extras: tuple[str, ...] = ()
     extras_as: str = ""  # the entry that describes this package installed with one of cuda_extras
+    npu_package: str = ""  # the pip requirement that replaces it on the NPU (requirements-npu.txt)
 
     @property
     def label(self) -> str:

@@ -212,6 +212,19 @@ class ScanResult:
     elapsed_s: float = 0.0
     #: Per qualified torch API: {"count": n, "status": supported|unsupported|unknown}.
     api_inventory: dict[str, dict] = field(default_factory=dict)
+    #: The project's own distributions and packages (see ``migrate.firstparty``); detected from ``roots`` when
+    #: the result is built unless given. Pass ``{}`` to skip detection.
+    first_party: Optional[dict] = None
+    #: Dependency findings removed because they name the project's own package.
+    first_party_dropped: list[Finding] = field(default_factory=list)
+    #: Lazily computed project analysis (extension inventory, effort model): ``migrate.project.analyze``.
+    analysis_cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.first_party is None:
+            from ascend_compat.migrate.project import apply_first_party
+
+            apply_first_party(self)
 
     @property
     def findings(self) -> list[Finding]:
@@ -233,8 +246,16 @@ class ScanResult:
         levels = [f.effective_level for f in self.findings]
         return max(levels, key=level_rank) if levels else None
 
+    def analysis(self) -> dict:
+        """First-party packages, the extension inventory and the effort model, as plain data."""
+        from ascend_compat.migrate.project import analyze
+
+        return analyze(self).to_dict()
+
     def to_dict(self) -> dict:
         findings = self.findings
+        extra = self.analysis()
+        effort = extra["effort"]
         return {
             "schema_version": 1,
             "tool": "ascend-compat check",
@@ -250,12 +271,18 @@ class ScanResult:
                 "findings": len(findings),
                 "fixable": sum(f.is_fixable for f in findings),
                 "shim_handles": sum(f.rule.shim_handles for f in findings),
-                "effort_days": round(sum(f.effort_days for f in findings), 2),
+                # Per unit of work (see migrate.effort): the midpoint, with the range beside it.
+                "effort_days": round((effort["low"] + effort["high"]) / 2, 2),
+                "effort_range": [effort["low"], effort["high"]],
                 "by_level": {lv: sum(f.effective_level == lv for f in findings) for lv in LEVELS},
                 "by_category": {c: sum(f.category == c for f in findings) for c in CATEGORIES},
             },
             "files": [result_to_dict(f) for f in self.files],
             "api_inventory": self.api_inventory,
+            "first_party": {**extra["first_party"], "dropped_findings": [
+                f"{f.path}:{f.line} {f.code} {f.api}" for f in self.first_party_dropped]},
+            "extensions": extra["extensions"],
+            "effort": effort,
         }
 
 

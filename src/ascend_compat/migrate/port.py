@@ -11,16 +11,20 @@ import ast
 import bisect
 import difflib
 import os
-import tempfile
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
 from ascend_compat.migrate import apidb
+from ascend_compat.migrate.atomic import write_atomic
 from ascend_compat.migrate.discover import discover
 from ascend_compat.migrate.model import Change, Edit, FileFailed, FileScanned, Finding, ScanResult
 from ascend_compat.migrate.pyscan import split_lines
 from ascend_compat.migrate.scan import read_source
+
+__all__ = ["PortFailure", "PortResult", "PortSkip", "PortSuccess", "apply_edits", "planned_changes", "port_paths",
+           "port_source", "texts_with_fixes", "write_atomic"]
 
 MODES = ("native", "shim")
 SHIM_LINES = ("import ascend_compat", "ascend_compat.activate()")
@@ -65,8 +69,14 @@ class PortFailure:
 PortResult = Union[PortSuccess, PortSkip, PortFailure]
 
 
-def _newline(text: str) -> str:
-    return "\r\n" if "\r\n" in text else "\n"
+def _newline(text: str, at: int = 0) -> str:
+    """The line ending to use for lines inserted at ``at``: the one of the line before it (of the first line at
+    the top), so an LF file never gets a CRLF line from a stray ``\\r\\n`` elsewhere, nor a CRLF file an LF."""
+    before = text[:at]
+    if not before.endswith(("\n", "\r")):
+        first = re.search(r"\r\n|\n|\r", text)
+        return first.group() if first else "\n"
+    return "\r\n" if before.endswith("\r\n") else before[-1]
 
 
 def _first_line(node: ast.stmt) -> int:
@@ -121,13 +131,54 @@ def _has_activation(tree: ast.Module, imports: list[str]) -> bool:
     return False
 
 
-def _after_torch_import(text: str, tree: ast.Module) -> Optional[tuple[int, str]]:
-    """Offset of the line after the first ``import torch``/``from torch ...`` statement (at any depth: inside
-    ``try:`` or a function the new import stays guarded/lazy like torch's), and that statement's indentation."""
-    from ascend_compat.migrate.pyscan import _statements
+def _type_checking(node: ast.stmt) -> bool:
+    """``if TYPE_CHECKING:`` / ``if typing.TYPE_CHECKING:``: its body never runs."""
+    if not isinstance(node, ast.If):
+        return False
+    t = node.test
+    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
+        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
 
+
+def _runtime_imports(tree: ast.Module) -> list[ast.stmt]:
+    """Import statements at any depth that run (not under ``if TYPE_CHECKING:``), in source order."""
+    found: list[ast.stmt] = []
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.append(node)
+            continue
+        for f in ("body", "orelse", "finalbody", "handlers", "cases"):
+            if f == "body" and isinstance(node, ast.stmt) and _type_checking(node):
+                continue
+            stack.extend(getattr(node, f, None) or [])
+    return sorted(found, key=lambda n: (n.lineno, n.col_offset))
+
+
+def _after_top_imports(text: str, tree: ast.Module) -> Optional[int]:
+    """Offset after the module's leading top-level imports (an ``if TYPE_CHECKING:`` block among them counts)."""
+    last = None
+    for i, node in enumerate(tree.body):
+        doc = i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            last = node
+        elif not (doc or _type_checking(node)):
+            break
+    if last is None:
+        return insertion_offset(text, tree)
     lines = split_lines(text)
-    for node in _statements(tree)[0]:
+    if _rest_of_line(lines, last):
+        return None
+    return sum(len(x) for x in lines[: last.end_lineno or last.lineno])
+
+
+def _after_torch_import(text: str, tree: ast.Module) -> Optional[tuple[int, str]]:
+    """Offset of the line after the first ``import torch``/``from torch ...`` statement that runs (inside ``try:``
+    or a function the new import stays guarded/lazy like torch's; never under ``if TYPE_CHECKING:``), and that
+    statement's indentation. A file that imports torch only for type checking gets it after its top imports."""
+    lines = split_lines(text)
+    for node in _runtime_imports(tree):
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
             [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
         if any(n == "torch" or n.startswith("torch.") for n in names):
@@ -138,25 +189,35 @@ def _after_torch_import(text: str, tree: ast.Module) -> Optional[tuple[int, str]
             if first.strip().startswith(("import", "from")) and indent == first[: node.col_offset]:
                 return sum(len(x) for x in lines[: node.end_lineno or node.lineno]), indent
             return None
-    return None
+    at = _after_top_imports(text, tree)
+    return None if at is None else (at, "")
 
 
-def _insert(text: str, tree: ast.Module, lines: Iterable[str], after_torch: bool = False
-            ) -> Optional[tuple[str, int, str]]:
-    nl = _newline(text)
+def _insertion(text: str, tree: ast.Module, lines: Iterable[str], after_torch: bool = False
+               ) -> Optional[tuple[int, str]]:
+    """Where to insert ``lines`` and the block to insert there (None: no safe place)."""
     found = _after_torch_import(text, tree) if after_torch else None
     at, indent = found if found is not None else (insertion_offset(text, tree), "")
     if at is None:
         return None
+    nl = _newline(text, at)
     block = "".join(f"{indent}{ln}{nl}" for ln in lines)
     if at > 0 and not text[:at].endswith(("\n", "\r")):
         block = nl + block
-    line_no = text.count("\n", 0, at) + 1
-    return text[:at] + block + text[at:], line_no, block
+    return at, block
 
 
-def apply_edits(text: str, findings: list[Finding], path: str) -> tuple[str, list[Change]]:
-    """Apply every finding's edits (non-overlapping, first come first served) and list the changes per line."""
+def _insert(text: str, tree: ast.Module, lines: Iterable[str], after_torch: bool = False
+            ) -> Optional[tuple[str, int, str]]:
+    place = _insertion(text, tree, lines, after_torch)
+    if place is None:
+        return None
+    at, block = place
+    return text[:at] + block + text[at:], text.count("\n", 0, at) + 1, block
+
+
+def _chosen(findings: list[Finding]) -> list[tuple[Edit, str]]:
+    """The edits applied: non-overlapping, first come first served (by position)."""
     chosen: list[tuple[Edit, str]] = []
     last_end = -1
     for edit, code in sorted(((e, f.code) for f in findings for e in f.edits), key=lambda x: (x[0].start, x[0].end)):
@@ -164,6 +225,15 @@ def apply_edits(text: str, findings: list[Finding], path: str) -> tuple[str, lis
             continue  # an overlapping edit from another rule: the first one wins
         chosen.append((edit, code))
         last_end = max(last_end, edit.end)
+    return chosen
+
+
+def apply_edits(text: str, findings: list[Finding], path: str) -> tuple[str, list[Change]]:
+    """Apply every finding's edits (non-overlapping, first come first served) and list the changes per line."""
+    return _apply(text, _chosen(findings), path)
+
+
+def _apply(text: str, chosen: list[tuple[Edit, str]], path: str) -> tuple[str, list[Change]]:
     if not chosen:
         return text, []
     # Change list: one entry per original line touched (line starts computed once: files can be long).
@@ -196,20 +266,19 @@ def apply_edits(text: str, findings: list[Finding], path: str) -> tuple[str, lis
 
 def port_source(path: str, text: str, mode: str = "native", line: str = apidb.DEFAULT_LINE) -> PortResult:
     """Port one Python source text; the result says what changed or why nothing did."""
-    from ascend_compat.migrate.pyscan import scan_python
+    from ascend_compat.migrate.pyscan import scan_python_tree
 
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
-    scanned = scan_python(path, text, line)
-    if isinstance(scanned, FileFailed):
-        return PortFailure(path, scanned.error)
+    scanned, tree = scan_python_tree(path, text, line)  # one parse serves the scan and the insertion point
+    if isinstance(scanned, FileFailed) or tree is None:
+        return PortFailure(path, getattr(scanned, "error", "does not parse"))
     assert isinstance(scanned, FileScanned)
     code_findings = [f for f in scanned.findings if f.rule.language == "python"]
     # Dependency findings port cannot settle need a person too: a package with no NPU build (warning/error), and
     # in native mode a drop-in import left unrewritten (the shim serves it; without the shim it fails).
     deps_open = [f for f in scanned.findings if f.rule.language != "python" and not f.edits
                  and (f.effective_level != "note" or (mode == "native" and f.code == "AC703"))]
-    tree = ast.parse(text)
     if mode == "shim":
         unfixed = code_findings + deps_open
         if not any(f.code < "AC600" for f in code_findings):
@@ -222,27 +291,12 @@ def port_source(path: str, text: str, mode: str = "native", line: str = apidb.DE
         new, lineno, _ = inserted
         changes = [Change(path, lineno, "", "; ".join(SHIM_LINES), "SHIM")]
     else:
-        # Import rewrites onto ascend-compat's drop-ins are dependency findings (AC703) that carry edits.
-        rewrites = [f for f in scanned.findings if f.rule.language != "python" and f.edits]
-        new, changes = apply_edits(text, code_findings + rewrites, path)
         unfixed = [f for f in code_findings if not f.edits] + deps_open
-        if not changes:
+        native = _native(path, text, tree, scanned, code_findings)
+        if native is None:
             return PortSkip(path, "nothing port can rewrite" if unfixed else "no CUDA-specific code", unfixed)
-        # Everything but the visible-devices variable needs torch_npu imported (npu device, hccl, torch.npu).
-        # It goes right after the file's own ``import torch``; a file that does not import torch gets none (the
-        # program imports torch_npu where it imports torch).
-        # The drop-ins import torch_npu themselves.
-        needs_npu = any(code not in ("AC111", "AC703") for c in changes for code in c.code.split(","))
-        imports = scanned.imports
-        if needs_npu and "torch" in imports and "torch_npu" not in imports and not _has_activation(tree, imports):
-            try:
-                new_tree = ast.parse(new)
-            except SyntaxError as exc:
-                return PortFailure(path, f"rewrite would not parse (line {exc.lineno}: {exc.msg}); left untouched")
-            inserted = _insert(new, new_tree, [NATIVE_IMPORT], after_torch=True)
-            if inserted is not None:
-                new, lineno, _ = inserted
-                changes.insert(0, Change(path, lineno, "", NATIVE_IMPORT, "IMPORT"))
+        new, changes = native
+    del tree  # the original's tree goes before the output's is built: one tree in memory at a time
     try:
         ast.parse(new)
     except SyntaxError as exc:
@@ -250,51 +304,94 @@ def port_source(path: str, text: str, mode: str = "native", line: str = apidb.DE
     return PortSuccess(path, text, new, changes, unfixed)
 
 
-def write_atomic(path: str, text: str, like: Optional[str] = None) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename (a crash leaves the old file whole)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".ascend-compat-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        src = like if like is not None and os.path.exists(like) else (path if os.path.exists(path) else None)
-        if src is not None:
-            os.chmod(tmp, os.stat(src).st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+def _native(path: str, text: str, tree: ast.Module, scanned: FileScanned, code_findings: list[Finding]
+            ) -> Optional[tuple[str, list[Change]]]:
+    """The native rewrite of ``text`` and its change list, or None when there is nothing to rewrite."""
+    # Import rewrites onto ascend-compat's drop-ins are dependency findings (AC703) that carry edits.
+    rewrites = [f for f in scanned.findings if f.rule.language != "python" and f.edits]
+    chosen = _chosen(code_findings + rewrites)
+    new, changes = _apply(text, chosen, path)
+    if not changes:
+        return None
+    # Everything but the visible-devices variable needs torch_npu imported (npu device, hccl, torch.npu).
+    # It goes right after the file's own ``import torch``; a file that does not import torch gets none (the
+    # program imports torch_npu where it imports torch). The drop-ins import torch_npu themselves.
+    needs_npu = any(code not in ("AC111", "AC703") for c in changes for code in c.code.split(","))
+    imports = scanned.imports
+    if not (needs_npu and "torch" in imports and "torch_npu" not in imports and not _has_activation(tree, imports)):
+        return new, changes
+    place = _insertion(text, tree, [NATIVE_IMPORT], after_torch=True)
+    if place is None:
+        return new, changes
+    at, block = place
+    edits = [e for e, _ in chosen]
+    if any(e.start < at < e.end for e in edits):
+        return new, changes  # an edit spans the line break: no clean place for the import
+    # The place was found on the original (no second parse): shift it by the edits before it.
+    at += sum(len(e.replacement) - (e.end - e.start) for e in edits if e.end <= at)
+    new = new[:at] + block + new[at:]
+    changes.insert(0, Change(path, new.count("\n", 0, at) + 1, "", NATIVE_IMPORT, "IMPORT"))
+    return new, changes
+
+
+def _outside(path: str, root: str) -> Optional[str]:
+    """The real file when ``path`` resolves (through symlinks) outside ``root``'s tree, else None."""
+    real = os.path.realpath(path)
+    base = os.path.realpath(root if os.path.isdir(root) else os.path.dirname(os.path.abspath(root)))
+    return None if real == base or real.startswith(base.rstrip(os.sep) + os.sep) else real
 
 
 def port_paths(paths: Iterable[str], mode: str = "native", line: str = apidb.DEFAULT_LINE,
                use_git: bool = True) -> list[PortResult]:
-    """Port every Python file under ``paths`` (nothing is written: see :func:`write_atomic`)."""
-    from ascend_compat.migrate.pyscan import decode_python
+    """Port every Python file under ``paths`` (nothing is written: see :func:`write_atomic`).
 
+    A file reached through a symlink that leaves the tree it was found in is never ported; one file reached
+    twice (a symlink and its target) is ported once. Each file is read and ported within the per-file budgets.
+    """
     results: list[PortResult] = []
-    for path, lang in discover(paths, use_git=use_git):
-        if lang != "python":
-            continue
-        data, early = read_source(path)
-        if early is not None:
-            reason = getattr(early, "error", None) or getattr(early, "reason", "")
-            results.append(PortFailure(path, reason) if isinstance(early, FileFailed) else PortSkip(path, reason))
-            continue
-        assert data is not None
-        try:
-            text = decode_python(data)
-        except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
-            results.append(PortFailure(path, f"cannot decode: {exc}"))
-            continue
-        # Only plain UTF-8 files are rewritten: writing back another declared encoding or a BOM is not worth
-        # the risk of changing bytes outside the edits.
-        if data.startswith(b"\xef\xbb\xbf") or data.decode("utf-8", "replace") != text:
-            results.append(PortSkip(path, "not plain UTF-8 (BOM or declared encoding): left alone"))
-            continue
-        results.append(port_source(path, text, mode, line))
+    seen: dict[str, str] = {}
+    for top in paths:
+        for path, lang in discover([top], use_git=use_git):
+            if lang != "python":
+                continue
+            real = os.path.realpath(path)
+            if seen.get(real) == path:
+                continue  # named twice
+            if real in seen:
+                results.append(PortSkip(path, f"the same file as {seen[real]}: ported there"))
+                continue
+            seen[real] = path
+            outside = _outside(path, top)
+            if outside is not None:
+                results.append(PortSkip(path, f"symlink to {outside}, outside {top}: not rewritten"))
+                continue
+            results.append(_port_file(path, mode, line))
     return results
+
+
+def _port_file(path: str, mode: str, line: str) -> PortResult:
+    from ascend_compat.migrate.pyscan import decode_python
+    from ascend_compat.migrate.scan import BudgetExceededError, analysis_budget, time_budget
+
+    data, early = read_source(path, analysis_budget("python"))
+    if early is not None:
+        reason = getattr(early, "error", None) or getattr(early, "reason", "")
+        return PortFailure(path, reason) if isinstance(early, FileFailed) else PortSkip(path, reason)
+    assert data is not None
+    try:
+        text = decode_python(data)
+    except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
+        return PortFailure(path, f"cannot decode: {exc}")
+    # Only plain UTF-8 files are rewritten: writing back another declared encoding or a BOM is not worth
+    # the risk of changing bytes outside the edits.
+    if data.startswith(b"\xef\xbb\xbf") or data.decode("utf-8", "replace") != text:
+        return PortSkip(path, "not plain UTF-8 (BOM or declared encoding): left alone")
+    del data
+    try:
+        with time_budget():
+            return port_source(path, text, mode, line)
+    except BudgetExceededError as exc:
+        return PortSkip(path, str(exc))
 
 
 def texts_with_fixes(result: ScanResult) -> dict[str, str]:

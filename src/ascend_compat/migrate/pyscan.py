@@ -39,6 +39,12 @@ def split_lines(text: str) -> list[str]:
 DEVICE_RE = re.compile(r"cuda(?::\d+)?")
 DEVICE_FORMAT_RE = re.compile(r"cuda:(?:%d|%s|%i|\{[^{}]*\})")
 NCCL_ENV_RE = re.compile(r"NCCL_[A-Z0-9_]+")
+ENV_KEY = "CUDA_VISIBLE_DEVICES"
+ENV_KEY_RE = re.compile(r"(?<![A-Za-z0-9_])CUDA_VISIBLE_DEVICES(?![A-Za-z0-9_])")
+# Calls whose first argument is an environment variable name.
+_ENV_METHODS = frozenset({"get", "setdefault", "pop", "__getitem__", "__setitem__", "__delitem__"})
+_ENV_CALLS = frozenset({"os.getenv", "os.putenv", "os.unsetenv", "os.environ.get", "os.environ.setdefault",
+                        "os.environ.pop", "os.environ.__getitem__", "os.environ.__setitem__", "os.environ.__delitem__"})
 # Names that hold an integer ordinal (``device_id``/``dev_id`` are left out: often already a device string).
 RANK_NAME_RE = re.compile(r"(?:local_)?rank|(?:local_)?gpu(?:_id|_idx|_index)?|cuda_id|gpu_rank")
 
@@ -236,6 +242,11 @@ class _Scanner:
         self.import_nodes, self.skip, self.defined = _statements(tree)
         self.stmt: Optional[ast.stmt] = None
         self.coupled: dict[int, list[int]] = {}  # id(statement) -> indexes of device-coupled findings
+        # CUDA_VISIBLE_DEVICES is renamed only as an environment key: id(str constant) -> "" (os.environ and the
+        # like) or the name of the mapping it indexes (an env dict, decided once the whole file is seen).
+        self.env_keys: dict[int, str] = {}
+        self.env_names: set[str] = set()  # names bound to an environment mapping (``env = os.environ.copy()``)
+        self.env_pending: list[tuple[int, str]] = []  # (finding index, mapping name) to settle after the walk
 
     # -- names -------------------------------------------------------------------------------------------
     def collect_imports(self) -> None:
@@ -336,6 +347,53 @@ class _Scanner:
             pytriton.TritonChecks(self).run()
         self._walk([self.tree])
         self.uncouple()
+        self.settle_env_keys()
+
+    def settle_env_keys(self) -> None:
+        """Keep a rename of ``name["CUDA_VISIBLE_DEVICES"]`` only where ``name`` is an environment mapping."""
+        for i, name in self.env_pending:
+            if name not in self.env_names:
+                self.findings[i] = Finding(**{**self.findings[i].__dict__, "edits": (), "fixable": False})
+
+    def is_environ(self, node: Optional[ast.AST]) -> bool:
+        """Whether ``node`` is ``os.environ`` (through any alias)."""
+        return node is not None and self.qual(node) == "os.environ"
+
+    def env_copy(self, node: ast.AST) -> bool:
+        """``os.environ.copy()``, ``dict(os.environ)``, ``copy.copy(os.environ)`` or ``{**os.environ, ...}``."""
+        if isinstance(node, ast.Dict):
+            return any(k is None and self.is_environ(v) for k, v in zip(node.keys, node.values))
+        if not isinstance(node, ast.Call):
+            return False
+        q = self.qual(node.func) or (node.func.id if isinstance(node.func, ast.Name) else "")
+        if q == "os.environ.copy":
+            return True
+        return q in ("dict", "copy.copy", "copy.deepcopy") and bool(node.args) and self.is_environ(node.args[0])
+
+    def env_arguments(self, node: ast.Call, q: Optional[str]) -> None:
+        """Mark the environment keys a call names: ``os.getenv(KEY)``, ``env.get(KEY)``, ``env={KEY: ...}``."""
+        func = node.func
+        first = node.args[0] if node.args else None
+        if isinstance(first, ast.Constant) and first.value == ENV_KEY:
+            if q in _ENV_CALLS:
+                self.env_keys[id(first)] = ""
+            elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.attr in _ENV_METHODS:
+                self.env_keys.setdefault(id(first), func.value.id)
+        if q == "os.environ.update" and first is not None:
+            self.mark_env_dict(first)
+        for kw in node.keywords:
+            if kw.arg == "env":
+                if isinstance(kw.value, ast.Name):
+                    self.env_names.add(kw.value.id)
+                else:
+                    self.mark_env_dict(kw.value)
+
+    def mark_env_dict(self, node: ast.AST) -> None:
+        """The string keys of a dict literal that is an environment (``env={...}``, ``{**os.environ, ...}``)."""
+        if isinstance(node, ast.Dict):
+            for key in node.keys:
+                if isinstance(key, ast.Constant) and key.value == ENV_KEY:
+                    self.env_keys[id(key)] = ""
 
     def uncouple(self) -> None:
         """Coupled device idioms are rewritten together or not at all (never half-rewritten).
@@ -608,6 +666,7 @@ class _Scanner:
         if fname in ("getattr", "hasattr", "setattr", "delattr") and len(node.args) > 1:
             self.nofix.add(id(node.args[1]))  # an attribute name, not a device
         q = self.qual(func)
+        self.env_arguments(node, q)
         if q is not None:
             if not q.startswith("torch"):
                 # Device strings of other libraries (jax.devices("cuda"), tvm.device("cuda")): report, keep.
@@ -717,6 +776,8 @@ class _Scanner:
 
     def on_dict(self, node: ast.AST) -> bool:
         assert isinstance(node, ast.Dict)
+        if self.env_copy(node):
+            self.mark_env_dict(node)
         for key in node.keys:
             if isinstance(key, ast.Constant):
                 self.nofix.add(id(key))
@@ -724,13 +785,21 @@ class _Scanner:
 
     def on_subscript(self, node: ast.AST) -> bool:
         assert isinstance(node, ast.Subscript)
-        if isinstance(node.slice, ast.Constant):
-            self.nofix.add(id(node.slice))  # a lookup in a table keyed by device type, like the table's keys
+        key = node.slice
+        if isinstance(key, ast.Constant):
+            self.nofix.add(id(key))  # a lookup in a table keyed by device type, like the table's keys
+            if key.value == ENV_KEY:
+                if self.is_environ(node.value):
+                    self.env_keys[id(key)] = ""
+                elif isinstance(node.value, ast.Name):
+                    self.env_keys[id(key)] = node.value.id  # an env dict when the file uses it as one
         return False
 
     def on_assign(self, node: ast.AST) -> bool:
         assert isinstance(node, ast.Assign)
         value = node.value
+        if self.env_copy(value):
+            self.env_names.update(t.id for t in node.targets if isinstance(t, ast.Name))
         if isinstance(value, (ast.List, ast.Tuple)):
             if any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
                 for n in value.elts:
@@ -763,6 +832,8 @@ class _Scanner:
                 self._backend_literal(left)
                 self._backend_literal(right)
             elif isinstance(op, (ast.In, ast.NotIn)):
+                if isinstance(left, ast.Constant) and left.value == ENV_KEY and self.is_environ(right):
+                    self.env_keys[id(left)] = ""
                 self.mark_compare_literals(left, "AC107")
                 if isinstance(right, (ast.Tuple, ast.List, ast.Set)):
                     self.mark_compare_literals(right, "AC106")
@@ -797,9 +868,13 @@ class _Scanner:
             ctx = id(node) in self.backend_ctx and id(node) not in self.nofix
             edits = self.literal_edit(node, "nccl", "hccl") if ctx else ()
             self.add("AC301", node, "NCCL collective backend \"nccl\"", "nccl", edits)
-        elif "CUDA_VISIBLE_DEVICES" in value:
-            self.add("AC111", node, "CUDA_VISIBLE_DEVICES does not select NPUs", "CUDA_VISIBLE_DEVICES",
-                     self.literal_edit(node, "CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES"))
+        elif ENV_KEY_RE.search(value):
+            # Renamed only as the exact key in an environment context: never inside other strings or messages.
+            ctx = self.env_keys.get(id(node)) if value == ENV_KEY else None
+            edits = self.literal_edit(node, ENV_KEY, "ASCEND_RT_VISIBLE_DEVICES") if ctx is not None else ()
+            self.add("AC111", node, "CUDA_VISIBLE_DEVICES does not select NPUs", ENV_KEY, edits)
+            if ctx and edits:
+                self.env_pending.append((len(self.findings) - 1, ctx))
         elif NCCL_ENV_RE.fullmatch(value):
             self.add("AC302", node, f"{value} has no effect on HCCL", value)
         elif marked == "AC506" or value == "nvidia-smi":
@@ -821,13 +896,9 @@ class _Scanner:
             self.add("AC103", node, "device f-string for CUDA", "f\"cuda:{...}\"", edits, coupled=True)
         else:
             for v in values:
-                if isinstance(v, ast.Constant) and isinstance(v.value, str) and "CUDA_VISIBLE_DEVICES" in v.value:
-                    seg = self.src.segment(node)
-                    edits = ()
-                    if seg.count("CUDA_VISIBLE_DEVICES") == 1:
-                        start = self.src.span(node)[0] + seg.find("CUDA_VISIBLE_DEVICES")
-                        edits = (Edit(start, start + len("CUDA_VISIBLE_DEVICES"), "ASCEND_RT_VISIBLE_DEVICES"),)
-                    self.add("AC111", node, "CUDA_VISIBLE_DEVICES does not select NPUs", "CUDA_VISIBLE_DEVICES", edits)
+                if isinstance(v, ast.Constant) and isinstance(v.value, str) and ENV_KEY_RE.search(v.value):
+                    # Part of a longer string (a shell line, a message): reported, never rewritten.
+                    self.add("AC111", node, "CUDA_VISIBLE_DEVICES does not select NPUs", ENV_KEY)
                     break
         # Constant parts of an f-string carry no precise position before Python 3.12: visit only the
         # interpolated expressions.
@@ -851,16 +922,22 @@ def decode_python(data: bytes) -> str:
 
 def scan_python(path: str, text: str, line: str = apidb.DEFAULT_LINE) -> FileResult:
     """Scan one Python source text. A file that does not parse becomes a ``FileFailed``."""
+    return scan_python_tree(path, text, line)[0]
+
+
+def scan_python_tree(path: str, text: str, line: str = apidb.DEFAULT_LINE
+                     ) -> tuple[FileResult, Optional[ast.Module]]:
+    """:func:`scan_python` and the parsed tree (None when it did not parse), so callers parse only once."""
     nlines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escapes etc. are the file's business, not ours
             tree = ast.parse(text, filename=path)
     except SyntaxError as exc:
-        return FileFailed(path, "python", f"syntax error at line {exc.lineno}: {exc.msg}", nlines)
+        return FileFailed(path, "python", f"syntax error at line {exc.lineno}: {exc.msg}", nlines), None
     except (ValueError, RecursionError, MemoryError) as exc:
-        return FileFailed(path, "python", f"cannot parse: {exc}", nlines)
+        return FileFailed(path, "python", f"cannot parse: {exc}", nlines), None
     scanner = _Scanner(path, text, tree, apidb.normalize_line(line))
     scanner.run()
     findings = sorted(scanner.findings, key=lambda f: (f.line, f.col, f.code))
-    return FileScanned(path, "python", nlines, findings, scanner.apis, sorted(scanner.imports))
+    return FileScanned(path, "python", nlines, findings, scanner.apis, sorted(scanner.imports)), tree

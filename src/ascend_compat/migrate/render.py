@@ -131,7 +131,8 @@ def _text_summary(result: ScanResult, color: bool) -> list[str]:
         ("categories", cats),
         ("port", f"{s['fixable']} auto-fixable (`ascend-compat port`)"),
         ("shim", f"{s['shim_handles']} handled at runtime (`ascend-compat run`)"),
-        ("manual", f"{manual} need a person; estimated effort {format_days(s['effort_days'])} person-days"),
+        ("manual", f"{manual} need a person; estimated effort {format_days(s['effort_range'][0])}-"
+                   f"{format_days(s['effort_range'][1])} person-days (per unit of work; `ascend-compat report`)"),
         ("torch APIs", inv_line),
     ]
     if unsupported:
@@ -210,7 +211,7 @@ def render_markdown(result: ScanResult) -> str:
         ["Auto-fixable (`port`)", str(s["fixable"])],
         ["Handled by the shim", str(s["shim_handles"])],
         ["Manual", str(manual)],
-        ["Effort (person-days)", format_days(s["effort_days"])],
+        ["Effort (person-days)", f"{format_days(s['effort_range'][0])}-{format_days(s['effort_range'][1])}"],
         *[[f"torch APIs: {st}", f"{b['apis']} ({b['uses']} uses)"] for st, b in inv.items()],
         ["Elapsed", f"{result.elapsed_s:.2f} s"],
     ]
@@ -324,6 +325,7 @@ def render_sarif(
     ``texts`` (path -> decoded text): edits are character offsets, SARIF fixes need line/column regions.
     """
     base = os.path.abspath(base or os.getcwd())
+    data = result.to_dict()
     findings = [x for f in _scanned_in_order(result) for x in _by_position(f.findings)]
     codes = sorted({x.code for x in findings})
     rule_index = {code: i for i, code in enumerate(codes)}
@@ -402,7 +404,9 @@ def render_sarif(
         "originalUriBaseIds": {"SRCROOT": {"uri": Path(base).as_uri().rstrip("/") + "/"}},
         "columnKind": "unicodeCodePoints",
         "results": results,
-        "properties": {"torch_npu": result.torch_npu, "summary": result.to_dict()["summary"]},
+        "properties": {"torch_npu": result.torch_npu, "summary": data["summary"],
+                       "first_party": data["first_party"], "extensions": data["extensions"],
+                       "effort": {k: data["effort"][k] for k in ("low", "high", "by_section")}},
     }
     doc = {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
     return json.dumps(doc, indent=2, ensure_ascii=False)

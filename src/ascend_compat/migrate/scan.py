@@ -2,45 +2,163 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import multiprocessing
 import os
+import signal
+import stat
 import sys
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from typing import Callable, Optional
+from dataclasses import dataclass
+from typing import Callable, Optional, Union
 
 # pyscan registers the Python rules in this process too (the parent reads them when reporting).
 from ascend_compat.migrate import apidb, cxx, deps, pyscan
 from ascend_compat.migrate.discover import discover
 from ascend_compat.migrate.model import FileFailed, FileResult, FileScanned, FileSkipped, ScanResult
 
-#: Files larger than this are reported as skipped (generated code, data dumped into .py files).
+#: Files larger than this are never read (generated code, data dumped into .py files).
 MAX_BYTES = 8 * 1024 * 1024
+#: Analysis budget per file: parsing costs ~80-200x the source size in memory (a 7 MB .py took 1.1 GiB in
+#: ``ast.parse`` alone), so larger sources are skipped with a reason instead of dominating the scan's memory.
+#: The largest .py of torch 2.13 and transformers 5.23 is 1.4 MB.
+MAX_ANALYSIS_BYTES = {"python": 2 * 1024 * 1024, "cxx": 2 * 1024 * 1024, "deps": MAX_BYTES}
+#: CPU-time budget per file (reading and analysing): past it the file is skipped with a reason.
+MAX_SECONDS = 20.0
 # Below this many files, worker processes cost more than they save.
 _PARALLEL_MIN_FILES = 48
+_CHUNK = 1 << 20
 
 ProgressFn = Callable[[int, int], None]
 
 
-def read_source(path: str, max_bytes: int = MAX_BYTES) -> tuple[Optional[bytes], Optional[FileResult]]:
-    """The file's bytes, or the result that explains why it is not scanned."""
+@dataclass(frozen=True)
+class Unreadable:
+    """Why a file was not read: ``failed`` for an error (unreadable, vanished), else a deliberate skip."""
+
+    reason: str
+    failed: bool = False
+
+
+class BudgetExceededError(Exception):
+    """A file's analysis ran past its time budget."""
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "something else")
+
+
+def read_bytes(path: str, max_bytes: int = MAX_BYTES, seconds: float = MAX_SECONDS) -> Union[bytes, Unreadable]:
+    """The bytes of a regular file of at most ``max_bytes``, or an :class:`Unreadable` saying why not.
+
+    Never blocks and never raises for one bad file: FIFOs, devices and sockets (also behind a symlink, whose
+    target is what is checked) are skipped without being opened for reading, the read is bounded in size and
+    time, and a file swapped between the check and the open is caught by comparing the open file with it.
+    """
     try:
-        size = os.path.getsize(path)
-        if size > max_bytes:
-            return None, FileSkipped(path, "", f"larger than {max_bytes // (1024 * 1024)} MiB ({size} bytes)")
-        with open(path, "rb") as fh:
-            data = fh.read()
+        st = os.stat(path)  # follows symlinks: the target is what would be read
+    except (OSError, ValueError) as exc:
+        return Unreadable(f"cannot read: {getattr(exc, 'strerror', None) or exc}", failed=True)
+    link = f"symlink to {os.path.realpath(path)}: " if os.path.islink(path) else ""
+    if not stat.S_ISREG(st.st_mode):
+        return Unreadable(f"{link}{_kind(st.st_mode)}, not a regular file")
+    if st.st_size > max_bytes:
+        return Unreadable(f"{link}larger than {_size(max_bytes)} ({st.st_size} bytes)")
+    deadline = time.monotonic() + seconds
+    try:
+        # O_NONBLOCK: should a FIFO replace the file after the stat, opening it does not wait for a writer.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+                     | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
     except OSError as exc:
-        return None, FileFailed(path, "", f"cannot read: {exc.strerror or exc}")
+        return Unreadable(f"cannot read: {exc.strerror or exc}", failed=True)
+    try:
+        now = os.fstat(fd)
+        if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+            return Unreadable("changed while being read (no longer the same regular file)")
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            chunk = os.read(fd, min(_CHUNK, max_bytes + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > max_bytes:
+                return Unreadable(f"{link}larger than {_size(max_bytes)} (grew while being read)")
+            if time.monotonic() > deadline:
+                return Unreadable(f"reading took longer than the {seconds:g} s budget")
+    except OSError as exc:
+        return Unreadable(f"cannot read: {exc.strerror or exc}", failed=True)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+def _size(n: int) -> str:
+    return f"{n // (1024 * 1024)} MiB" if n >= 1024 * 1024 and n % (1024 * 1024) == 0 else f"{n} bytes"
+
+
+def read_source(path: str, max_bytes: int = MAX_BYTES) -> tuple[Optional[bytes], Optional[FileResult]]:
+    """The file's bytes, or the result that explains why it is not scanned (see :func:`read_bytes`)."""
+    data = read_bytes(path, max_bytes)
+    if isinstance(data, Unreadable):
+        return None, (FileFailed(path, "", data.reason) if data.failed else FileSkipped(path, "", data.reason))
     if b"\0" in data[:8192]:
         return None, FileSkipped(path, "", "binary file")
     return data, None
 
 
-def scan_file(path: str, language: str, line: str = apidb.DEFAULT_LINE, max_bytes: int = MAX_BYTES) -> FileResult:
-    """Scan one file; every failure becomes a value, never an exception."""
+@contextlib.contextmanager
+def time_budget(seconds: float = MAX_SECONDS) -> Iterator[None]:
+    """Raise :class:`BudgetExceededError` in the block once it has used ``seconds`` of CPU time.
+
+    CPU time, not wall time, so a loaded machine does not turn a file into a skipped one; reads cannot block
+    (:func:`read_bytes`). A no-op where no interval timer can be used: off the main thread, without
+    ``setitimer``, or when the program already runs its own virtual timer.
+    """
+    usable = (seconds > 0 and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+              and signal.getitimer(signal.ITIMER_VIRTUAL) == (0.0, 0.0))
+    if not usable:
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise BudgetExceededError(f"analysis took longer than the {seconds:g} s budget per file")
+
+    previous = signal.signal(signal.SIGVTALRM, expire)
+    signal.setitimer(signal.ITIMER_VIRTUAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        signal.signal(signal.SIGVTALRM, previous)
+
+
+def analysis_budget(language: str, max_bytes: Optional[int] = None) -> int:
+    """The size budget of one file: ``max_bytes`` when given, else the language's analysis budget."""
+    return max_bytes if max_bytes is not None else MAX_ANALYSIS_BYTES.get(language, MAX_BYTES)
+
+
+def scan_file(path: str, language: str, line: str = apidb.DEFAULT_LINE, max_bytes: Optional[int] = None,
+              seconds: float = MAX_SECONDS) -> FileResult:
+    """Scan one file; every failure becomes a value, never an exception. ``max_bytes`` (default: the language's
+    analysis budget) and ``seconds`` bound the work per file; past either the file is skipped with a reason."""
+    try:
+        with time_budget(seconds):
+            return _scan(path, language, line, analysis_budget(language, max_bytes))
+    except BudgetExceededError as exc:
+        return FileSkipped(path, language, str(exc))
+
+
+def _scan(path: str, language: str, line: str, max_bytes: int) -> FileResult:
     data, early = read_source(path, max_bytes)
     if early is not None:
         early.language = language
@@ -52,6 +170,7 @@ def scan_file(path: str, language: str, line: str = apidb.DEFAULT_LINE, max_byte
                 text = pyscan.decode_python(data)
             except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
                 return FileFailed(path, language, f"cannot decode: {exc}", data.count(b"\n"))
+            del data  # the text is what is kept; the bytes are garbage from here
             result = pyscan.scan_python(path, text, line)
             if isinstance(result, FileScanned) and os.path.basename(path) == "setup.py":
                 result.findings.extend(deps.scan_setup_py(path, text))
@@ -63,11 +182,13 @@ def scan_file(path: str, language: str, line: str = apidb.DEFAULT_LINE, max_byte
         except UnicodeDecodeError as exc:
             return FileFailed(path, language, f"cannot decode as UTF-8: {exc}", data.count(b"\n"))
         return deps.scan_manifest(path, text)
+    except BudgetExceededError:
+        raise
     except Exception as exc:
         return FileFailed(path, language, f"internal error while scanning: {type(exc).__name__}: {exc}")
 
 
-def _scan_task(args: tuple[str, str, str, int]) -> FileResult:
+def _scan_task(args: tuple[str, str, str, Optional[int], float]) -> FileResult:
     return scan_file(*args)
 
 
@@ -89,7 +210,8 @@ def check(
     jobs: Optional[int] = None,
     progress: Optional[ProgressFn] = None,
     use_git: bool = True,
-    max_bytes: int = MAX_BYTES,
+    max_bytes: Optional[int] = None,
+    seconds: float = MAX_SECONDS,
 ) -> ScanResult:
     """Scan files and directories; the Python API behind ``ascend-compat check``."""
     t0 = time.perf_counter()
@@ -104,7 +226,7 @@ def check(
         except OSError:
             sizes[p] = 0
     order = sorted(files, key=lambda f: -sizes[f[0]])
-    tasks = [(p, lang, line, max_bytes) for p, lang in order]
+    tasks = [(p, lang, line, max_bytes, seconds) for p, lang in order]
     jobs = jobs or os.cpu_count() or 1
     results: list[FileResult] = []
     total = len(tasks)

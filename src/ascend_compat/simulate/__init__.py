@@ -222,12 +222,17 @@ def configure(
         return new
 
 
-def _parse_bytes(text: str) -> int:
-    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-    t = text.strip().lower().rstrip("ib").rstrip("b")
-    if t and t[-1] in units:
-        return int(float(t[:-1]) * units[t[-1]])
-    return int(t)
+def _parse_bytes(text: str, name: str = "ASCEND_COMPAT_SIM_MEMORY_LIMIT") -> int:
+    """A positive byte count from ``text`` (``1073741824``, ``2GiB``, ``512M``, ``1.5g``); a SimulationError
+    naming the variable ``name`` otherwise (negative, zero, not a number, unknown unit)."""
+    import re
+
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(?:([kmgt])(?:i?b)?|b)?\s*", text, re.IGNORECASE)
+    value = int(float(m.group(1)) * {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}.get(
+        (m.group(2) or "").lower(), 1)) if m and len(m.group(1)) <= 20 else 0
+    if value <= 0:
+        raise SimulationError(f"{name}={text!r}: expected a positive size in bytes, e.g. 1073741824, 2GiB or 512MiB")
+    return value
 
 
 def _ops_with_cpu_and_composite_kernels(torch: object) -> list[str]:

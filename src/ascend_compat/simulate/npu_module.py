@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import time
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Callable, Union
@@ -231,99 +230,25 @@ def get_amp_supported_dtype() -> list[torch.dtype]:
     return [torch.float16, torch.bfloat16] if is_bf16_supported() else [torch.float16]
 
 
-# --- memory ------------------------------------------------------------------------------------------------
+# --- memory (its own module) ---------------------------------------------------------------------------------
 
-
-def memory_stats(device: DeviceLike = None) -> dict[str, int]:
-    """A subset of torch_npu's allocator statistics with the same key names as torch.cuda.memory_stats."""
-    s = _ext().stats(_index(device))
-    allocated, peak = int(s["allocated"]), int(s["peak"])
-    stats: dict[str, int] = {}
-    for pool in ("all", "large_pool", "small_pool"):
-        for key, current, top in (("allocated_bytes", allocated, peak), ("reserved_bytes", allocated, peak)):
-            stats[f"{key}.{pool}.current"] = current if pool != "small_pool" else 0
-            stats[f"{key}.{pool}.peak"] = top if pool != "small_pool" else 0
-    stats["allocation.all.allocated"] = int(s["num_allocs"])
-    stats["allocation.all.freed"] = int(s["num_frees"])
-    stats["num_ooms"] = int(s["num_ooms"])
-    stats["num_alloc_retries"] = 0
-    return stats
-
-
-def memory_allocated(device: DeviceLike = None) -> int:
-    return int(_ext().stats(_index(device))["allocated"])
-
-
-def max_memory_allocated(device: DeviceLike = None) -> int:
-    return int(_ext().stats(_index(device))["peak"])
-
-
-# The simulator has no caching allocator: reserved memory is allocated memory.
-memory_reserved = memory_allocated
-max_memory_reserved = max_memory_allocated
-
-
-def reset_peak_memory_stats(device: DeviceLike = None) -> None:
-    _ext().reset_peak(_index(device))
-
-
-reset_max_memory_allocated = reset_peak_memory_stats
-reset_max_memory_cached = reset_peak_memory_stats
-
-
-def memory_cached(device: DeviceLike = None) -> int:
-    """Deprecated name of ``memory_reserved``, kept by torch_npu (with this warning) and called by DeepSpeed."""
-    warnings.warn(
-        "torch_npu.npu.memory_cached has been renamed to torch_npu.npu.memory_reserved",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return memory_reserved(device)
-
-
-def max_memory_cached(device: DeviceLike = None) -> int:
-    """Deprecated name of ``max_memory_reserved`` (as in torch_npu)."""
-    warnings.warn(
-        "torch_npu.npu.max_memory_cached has been renamed to torch_npu.npu.max_memory_reserved",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return max_memory_reserved(device)
-
-
-def reset_accumulated_memory_stats(device: DeviceLike = None) -> None:
-    _ext().reset_counters(_index(device))
-
-
-def empty_cache() -> None:
-    """No cache to release: freed simulated memory returns to the host at once."""
-
-
-def mem_get_info(device: DeviceLike = None) -> tuple[int, int]:
-    """(free, total) bytes; a limit set by set_per_process_memory_fraction or install(memory_limit=) counts."""
-    s = _ext().stats(_index(device))
-    total = int(s["total"])
-    cap = int(s["limit"]) if int(s["limit"]) >= 0 else total
-    return max(cap - int(s["allocated"]), 0), total
-
-
-def set_per_process_memory_fraction(fraction: float, device: DeviceLike = None) -> None:
-    if not 0 <= fraction <= 1:
-        raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
-    idx = _index(device)
-    _ext().set_limit(idx, int(int(_ext().stats(idx)["total"]) * fraction))
-
-
-def memory_summary(device: DeviceLike = None, abbreviated: bool = False) -> str:
-    idx = _index(device)
-    s = _ext().stats(idx)
-    return (
-        f"Simulated NPU {idx} ({get_device_name(idx)}) memory summary\n"
-        f"  allocated: {s['allocated']} bytes (peak {s['peak']})\n"
-        f"  allocations: {s['num_allocs']}, frees: {s['num_frees']}, OOMs: {s['num_ooms']}\n"
-        f"  capacity: {s['total']} bytes, limit: {'none' if s['limit'] < 0 else s['limit']}\n"
-    )
-
+from ascend_compat.simulate.npu_memory import (  # noqa: E402, F401  (needs _ext and _index above; re-exported)
+    empty_cache,
+    max_memory_allocated,
+    max_memory_cached,
+    max_memory_reserved,
+    mem_get_info,
+    memory_allocated,
+    memory_cached,
+    memory_reserved,
+    memory_stats,
+    memory_summary,
+    reset_accumulated_memory_stats,
+    reset_max_memory_allocated,
+    reset_max_memory_cached,
+    reset_peak_memory_stats,
+    set_per_process_memory_fraction,
+)
 
 # --- random numbers ----------------------------------------------------------------------------------------
 
@@ -459,89 +384,20 @@ def stream(s: torch.Stream | None) -> Iterator[None]:
         torch.accelerator.set_stream(prev)
 
 
-# --- legacy tensor types ------------------------------------------------------------------------------------
-
-_LEGACY_WARNED = False
-
-
-class _NPUTensorType(type):
-    """The metaclass of ``torch.npu.FloatTensor`` and friends (torch_npu's ``torch.tensortype``, TensorType.cpp).
-
-    As in torch_npu: the constructor follows torch's legacy constructor (no arguments: an empty tensor; sizes:
-    an uninitialised tensor; data: a copy; a tensor of the same type: an alias) on the current npu device and
-    warns once that it is no longer recommended; ``isinstance`` is true for strided npu tensors of the dtype;
-    the class has ``dtype``, ``layout``, ``is_npu`` and ``is_sparse``.
-    """
-
-    dtype: torch.dtype
-
-    @property
-    def layout(cls) -> torch.layout:
-        return torch.strided
-
-    @property
-    def is_npu(cls) -> bool:
-        return True
-
-    @property
-    def is_sparse(cls) -> bool:
-        return False
-
-    def __instancecheck__(cls, obj: Any) -> bool:
-        return (
-            isinstance(obj, torch.Tensor)
-            and obj.device.type == "npu"
-            and obj.layout == torch.strided
-            and obj.dtype == cls.dtype
-        )
-
-    def __call__(cls, *args: Any, device: DeviceLike = None) -> torch.Tensor:  # type: ignore[override]
-        global _LEGACY_WARNED
-        if not _LEGACY_WARNED:  # torch_npu's TORCH_NPU_WARN_ONCE
-            _LEGACY_WARNED = True
-            warnings.warn(
-                "Warning: The torch.npu.*DtypeTensor constructors are no longer recommended. It's best to use "
-                "methods such as torch.tensor(data, dtype=*, device='npu') to create tensors.",
-                UserWarning,
-                stacklevel=2,
-            )
-        dev = torch.device("npu", _index(device))
-        if not args:
-            return torch.empty(0, dtype=cls.dtype, device=dev)
-        if all(isinstance(a, int) for a in args) or (len(args) == 1 and isinstance(args[0], torch.Size)):
-            return torch.empty(*args, dtype=cls.dtype, device=dev)
-        if len(args) == 1 and isinstance(args[0], torch.Tensor):
-            if not isinstance(args[0], cls):
-                raise TypeError(f"expected {cls.__module__}.{cls.__qualname__} (got {args[0].type()})")
-            return torch.ops.aten.alias(args[0])
-        if len(args) == 1:
-            return torch.tensor(args[0], dtype=cls.dtype, device=dev)
-        raise TypeError(f"{cls.__qualname__}() takes sizes, a sequence of data or a tensor; got {args!r}")
-
-
-def _legacy_type(name: str, dtype: torch.dtype) -> _NPUTensorType:
-    cls = _NPUTensorType(name, (), {"__module__": "torch.npu", "dtype": dtype, "__doc__": f"Legacy {dtype} npu type."})
-    # ``x.type(torch.npu.HalfTensor)`` parses the class's C-level tp_name, which is the full "torch.npu.HalfTensor"
-    # for torch's own (static) types and for torch_npu's; a Python class's tp_name is its __name__.
-    cls.__name__ = f"torch.npu.{name}"
-    cls.__qualname__ = name
-    return cls
-
-
-# The ten types torch_npu declares (all_declared_types_npu in TensorType.cpp).
-BFloat16Tensor = _legacy_type("BFloat16Tensor", torch.bfloat16)
-BoolTensor = _legacy_type("BoolTensor", torch.bool)
-ByteTensor = _legacy_type("ByteTensor", torch.uint8)
-CharTensor = _legacy_type("CharTensor", torch.int8)
-DoubleTensor = _legacy_type("DoubleTensor", torch.float64)
-FloatTensor = _legacy_type("FloatTensor", torch.float32)
-HalfTensor = _legacy_type("HalfTensor", torch.float16)
-IntTensor = _legacy_type("IntTensor", torch.int32)
-LongTensor = _legacy_type("LongTensor", torch.int64)
-ShortTensor = _legacy_type("ShortTensor", torch.int16)
-
+# --- legacy tensor types (their own module) -----------------------------------------------------------------
 
 # --- amp ---------------------------------------------------------------------------------------------------
-
 from ascend_compat.simulate import npu_amp as amp  # noqa: E402  (needs the names above)
 from ascend_compat.simulate import npu_random as random  # noqa: E402
+from ascend_compat.simulate._legacy_types import (  # noqa: E402
+    BFloat16Tensor,
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+)

@@ -10,13 +10,18 @@ seen before its parent and the earliest culprit is named, not the block containi
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from ascend_compat._style import paint as style_paint
+from ascend_compat.verify._capture import _Run, _run_side, flatten
 from ascend_compat.verify.tolerances import Diff, Tolerance, compare_tensors, model_tolerance
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["SCHEMA_VERSION", "ComparisonReport", "LayerResult", "ModelFactory", "build", "compare", "flatten", "render"]
 
 SCHEMA_VERSION = 1
 
@@ -123,133 +128,12 @@ class ComparisonReport:
         }
 
 
-# --- flattening outputs ----------------------------------------------------------------------------------------
-
-
-def flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
-    """(path, tensor) pairs of a nested output: tensors, tuples/lists, dicts, transformers ModelOutput (a dict)
-    and dataclasses. Other leaves (None, caches, strings) are left out."""
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return [(prefix or "out", value)]
-    items: list[tuple[str, Any]] = []
-    if isinstance(value, dict):  # ModelOutput is an OrderedDict of its non-None fields
-        for key, item in value.items():
-            items.extend(flatten(item, f"{prefix}.{key}" if prefix else str(key)))
-    elif isinstance(value, (tuple, list)):
-        for i, item in enumerate(value):
-            items.extend(flatten(item, f"{prefix}[{i}]"))
-    elif hasattr(value, "__dataclass_fields__"):
-        for key in value.__dataclass_fields__:
-            items.extend(flatten(getattr(value, key, None), f"{prefix}.{key}" if prefix else key))
-    return items
-
-
-def _snapshot(value: Any) -> list[tuple[str, Any]]:
-    # A CPU copy now: later in-place ops must not change what was recorded.
-    return [(p, t.detach().to("cpu", copy=True)) for p, t in flatten(value)]
-
-
-def _move(value: Any, device: str) -> Any:
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return value.to(device)
-    if isinstance(value, dict):
-        return {k: _move(v, device) for k, v in value.items()}
-    if isinstance(value, tuple):
-        return tuple(_move(v, device) for v in value)
-    if isinstance(value, list):
-        return [_move(v, device) for v in value]
-    return value
-
-
-# --- running one side ------------------------------------------------------------------------------------------
-
-
-@dataclass
-class _Record:
-    key: tuple[str, int]
-    module_type: str
-    inputs: list[tuple[str, Any]]
-    outputs: list[tuple[str, Any]]
-
-
-@dataclass
-class _Run:
-    output: list[tuple[str, Any]]
-    forward: list[_Record]
-    backward: list[tuple[tuple[str, int, str], Any]]
-    param_grads: dict[str, Any]
-
-
-def _loss_weights(output: list[tuple[str, Any]], seed: int) -> dict[str, Any]:
-    """Fixed random weights per output tensor (drawn on the CPU, shared by both devices): loss = sum(w * out).
-
-    A plain sum would give degenerate gradients (the sum of a softmax is constant)."""
-    import torch
-
-    gen = torch.Generator().manual_seed(seed + 1)
-    return {p: torch.randn(t.shape, generator=gen, dtype=torch.float32) for p, t in output if t.is_floating_point()}
-
-
-def _run_side(model: Any, args: tuple, kwargs: dict, device: str, backward: bool, seed: int) -> _Run:
-    import torch
-
-    m = copy.deepcopy(model).to(device)
-    m.eval()
-    args, kwargs = _move(args, device), _move(kwargs, device)
-    forward: list[_Record] = []
-    grads: list[tuple[tuple[str, int, str], Any]] = []
-    calls: dict[str, int] = {}
-    handles = []
-
-    def make_hook(name: str) -> Callable[..., None]:
-        def hook(module: Any, h_args: tuple, h_kwargs: dict, output: Any) -> None:
-            idx = calls.get(name, 0)
-            calls[name] = idx + 1
-            forward.append(_Record((name, idx), type(module).__name__, _snapshot((h_args, h_kwargs)),
-                                   _snapshot(output)))  # fmt: skip
-            if backward:
-                for path, tensor in flatten(output):
-                    if tensor.requires_grad and tensor.grad_fn is not None:
-                        tensor.register_hook(
-                            lambda g, k=(name, idx, path): grads.append((k, g.detach().to("cpu", copy=True)))
-                        )
-
-        return hook
-
-    # The root too ("(model)"): a divergence in its own forward, between its children, is then named as well; it
-    # finishes last, so any child that diverged is still reported first.
-    for name, module in m.named_modules():
-        handles.append(module.register_forward_hook(make_hook(name or "(model)"), with_kwargs=True))
-    try:
-        torch.manual_seed(seed)
-        with torch.set_grad_enabled(backward):
-            out = m(*args, **kwargs)
-        flat = flatten(out)
-        param_grads: dict[str, Any] = {}
-        if backward:
-            weights = _loss_weights(flat, seed)
-            terms = [(t.float() * weights[p].to(t.device)).sum() for p, t in flat if p in weights and t.requires_grad]
-            if not terms:
-                raise ValueError("backward=True but no floating output requires grad")
-            torch.stack([t.to(terms[0].device) for t in terms]).sum().backward()
-            param_grads = {n: p.grad.detach().to("cpu", copy=True) for n, p in m.named_parameters()
-                           if p.grad is not None}  # fmt: skip
-    finally:
-        for h in handles:
-            h.remove()
-    return _Run(_snapshot(out), forward, grads, param_grads)
-
-
 # --- comparing -------------------------------------------------------------------------------------------------
 
 
 def _compare_lists(ref: list[tuple[str, Any]], tgt: list[tuple[str, Any]], tol: Tolerance) -> tuple[list[Diff], str]:
     tgt_map = dict(tgt)
-    diffs = []
+    diffs: list[Diff] = []
     for path, r in ref:
         if path not in tgt_map:
             return diffs, f"{path} missing on the target"
@@ -289,10 +173,11 @@ def _default_inputs(model: Any, seed: int) -> Any:
     return {"input_ids": torch.randint(0, min(vocab, 1000), (2, 16), generator=gen)}
 
 
-ModelFactory = Union[Callable[[], Any], Any]
+#: An ``nn.Module``, or a callable returning one or ``(module, inputs)``.
+ModelFactory = Union[Callable[[], Any], "torch.nn.Module"]
 
 
-def build(model_fn: ModelFactory, inputs: Any = None, seed: int = 0) -> tuple[Any, Any]:
+def build(model_fn: ModelFactory, inputs: Any = None, seed: int = 0) -> tuple[torch.nn.Module, Any]:
     """Build the model once under ``seed``: ``model_fn`` is an ``nn.Module`` or a callable returning a module or
     ``(module, inputs)``. Returns (model, inputs); raises ValueError when there are no inputs to use."""
     import random
@@ -313,6 +198,55 @@ def build(model_fn: ModelFactory, inputs: Any = None, seed: int = 0) -> tuple[An
     if inputs is None:
         raise ValueError("no inputs: pass inputs=, or return (model, inputs) from the factory")
     return built, inputs
+
+
+def _compare_forward(ref: _Run, tgt: _Run, tol: Tolerance) -> list[LayerResult]:
+    """One result per submodule call, in the reference's execution order, then calls seen on the target only."""
+    layers: list[LayerResult] = []
+    tgt_fwd = {r.key: r for r in tgt.forward}
+    for rec in ref.forward:
+        other = tgt_fwd.pop(rec.key, None)
+        if other is None:
+            layers.append(LayerResult(rec.key[0], rec.key[1], rec.module_type, "forward", False,
+                                      note="ran on the reference only"))  # fmt: skip
+            continue
+        diffs, note = _compare_lists(rec.outputs, other.outputs, tol)
+        in_diffs, in_note = _compare_lists(rec.inputs, other.inputs, tol)
+        inputs_ok = not in_note and all(d.ok for d in in_diffs)
+        ok = not note and all(d.ok for d in diffs)
+        if not ok and not inputs_ok:
+            note = note or "its inputs already differed"
+        layers.append(LayerResult(rec.key[0], rec.key[1], rec.module_type, "forward", ok, diffs, inputs_ok,
+                                  note))  # fmt: skip
+    for key, rec in tgt_fwd.items():
+        layers.append(LayerResult(key[0], key[1], rec.module_type, "forward", False,
+                                  note="ran on the target only"))  # fmt: skip
+    return layers
+
+
+def _compare_backward(report: ComparisonReport, ref: _Run, tgt: _Run, tol: Tolerance) -> None:
+    """The gradients reaching each submodule's outputs (``report.grads``) and the parameters' (``param_grads``)."""
+    tgt_grads = dict(tgt.backward)
+    types = {r.key[0]: r.module_type for r in ref.forward}
+    seen: dict[tuple[str, int], LayerResult] = {}
+    for (name, idx, path), g in ref.backward:
+        row = seen.get((name, idx))
+        if row is None:
+            row = seen[(name, idx)] = LayerResult(name, idx, types.get(name, ""), "backward", True)
+            report.grads.append(row)
+        other = tgt_grads.get((name, idx, path))
+        if other is None:
+            row.ok, row.note = False, f"no gradient for {path} on the target"
+            continue
+        diff = compare_tensors(other, g, tol, path)
+        row.diffs.append(diff)
+        row.ok = row.ok and diff.ok
+    for name, g in ref.param_grads.items():
+        other = tgt.param_grads.get(name)
+        report.param_grads.append(
+            compare_tensors(other, g, tol, name) if other is not None
+            else Diff(name, list(g.shape), "", False, note="no gradient on the target")
+        )  # fmt: skip
 
 
 def compare(
@@ -357,46 +291,9 @@ def compare(
     if note:
         report.notes.append(f"model output: {note}")
         report.outputs.append(Diff("(structure)", [], "", False, note=note))
-    tgt_fwd = {r.key: r for r in tgt.forward}
-    for rec in ref.forward:
-        other = tgt_fwd.pop(rec.key, None)
-        if other is None:
-            report.layers.append(LayerResult(rec.key[0], rec.key[1], rec.module_type, "forward", False,
-                                             note="ran on the reference only"))  # fmt: skip
-            continue
-        diffs, note = _compare_lists(rec.outputs, other.outputs, tol)
-        in_diffs, in_note = _compare_lists(rec.inputs, other.inputs, tol)
-        inputs_ok = not in_note and all(d.ok for d in in_diffs)
-        ok = not note and all(d.ok for d in diffs)
-        if not ok and not inputs_ok:
-            note = note or "its inputs already differed"
-        report.layers.append(LayerResult(rec.key[0], rec.key[1], rec.module_type, "forward", ok, diffs, inputs_ok,
-                                         note))  # fmt: skip
-    for key, rec in tgt_fwd.items():
-        report.layers.append(LayerResult(key[0], key[1], rec.module_type, "forward", False,
-                                         note="ran on the target only"))  # fmt: skip
+    report.layers += _compare_forward(ref, tgt, tol)
     if backward:
-        tgt_grads = dict(tgt.backward)
-        types = {r.key[0]: r.module_type for r in ref.forward}
-        seen: dict[tuple[str, int], LayerResult] = {}
-        for (name, idx, path), g in ref.backward:
-            row = seen.get((name, idx))
-            if row is None:
-                row = seen[(name, idx)] = LayerResult(name, idx, types.get(name, ""), "backward", True)
-                report.grads.append(row)
-            other = tgt_grads.get((name, idx, path))
-            if other is None:
-                row.ok, row.note = False, f"no gradient for {path} on the target"
-                continue
-            diff = compare_tensors(other, g, tol, path)
-            row.diffs.append(diff)
-            row.ok = row.ok and diff.ok
-        for name, g in ref.param_grads.items():
-            other = tgt.param_grads.get(name)
-            report.param_grads.append(
-                compare_tensors(other, g, tol, name) if other is not None
-                else Diff(name, list(g.shape), "", False, note="no gradient on the target")
-            )  # fmt: skip
+        _compare_backward(report, ref, tgt, tol)
     if where.simulated and where.device_type == "npu":
         report.notes.append("the simulated NPU runs CPU kernels: this checks placement and the model's device "
                             "paths, not NPU numerics")  # fmt: skip

@@ -6,12 +6,14 @@ An element passes when ``|actual - golden| <= atol + rtol * |golden|``: ``atol``
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass
-from functools import lru_cache
-from importlib import resources
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
+
+from ascend_compat import _data
+
+if TYPE_CHECKING:
+    import torch
 
 DTYPES = ("float32", "float16", "bfloat16")
 
@@ -25,11 +27,9 @@ class Tolerance:
     basis: str  # "float16", "override: conv1d/conv2d float32 on npu", "user"
 
 
-@lru_cache(maxsize=1)
 def load() -> dict[str, Any]:
-    """The parsed ``tolerances.json``."""
-    text = resources.files("ascend_compat.verify").joinpath("data/tolerances.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    """The parsed ``data/tolerances.json`` (shared: read it, never change it)."""
+    return _data.load("tolerances")
 
 
 def op_tolerance(op: str, dtype: str, device_type: str) -> Tolerance:
@@ -84,7 +84,7 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def compare_tensors(actual: Any, golden: Any, tol: Tolerance, path: str = "") -> Diff:
+def compare_tensors(actual: torch.Tensor, golden: torch.Tensor, tol: Tolerance, path: str = "") -> Diff:
     """Compare two tensors (any devices/dtypes) in float64 on the CPU.
 
     Integer and bool tensors must be equal. NaN matches NaN at the same place and infinities must match exactly;

@@ -149,6 +149,87 @@ static void account_free(int dev, int64_t nbytes) {
 // Allocator
 // ----------------------------------------------------------------------------------------------------------
 
+// Host block cache: the simulated device's caching allocator (torch_npu's and CUDA's allocators cache freed
+// blocks too). Blocks of 64 KiB and more are kept per device and rounded size when freed and handed out again,
+// so a loop that allocates the same shapes stops paying for fresh pages (allocation and first touch cost more
+// than the arithmetic in a large elementwise op). It serves the npu allocator and, inside the CPU-kernel
+// fallback, the CPU allocator (the kernel's outputs become npu tensors without a copy). empty_cache() frees it.
+// Like the other state reached from deleters it lives on the heap and is never destroyed.
+constexpr size_t kCacheMinBytes = size_t(1) << 16;
+
+static size_t cache_round(size_t n) {
+  const size_t page = 4096, chunk = size_t(2) << 20;
+  return n < (size_t(1) << 20) ? (n + page - 1) / page * page : (n + chunk - 1) / chunk * chunk;
+}
+
+struct CachedBlockInfo {
+  size_t rounded;
+  int device;
+};
+
+struct HostCache {
+  std::mutex mu;
+  std::unordered_map<void*, CachedBlockInfo> live;
+  std::unordered_map<size_t, std::vector<void*>> free_blocks[kMaxDevices];
+  std::atomic<int64_t> cached[kMaxDevices];
+};
+static HostCache& g_cache = *new HostCache();  // () zero-initializes the counters
+static c10::DeleterFnPtr g_base_cpu_deleter = nullptr;  // the CPU allocator's own, for blocks not ours
+
+static void* cache_take(int dev, size_t nbytes) {
+  size_t r = cache_round(nbytes);
+  {
+    std::lock_guard<std::mutex> lk(g_cache.mu);
+    auto it = g_cache.free_blocks[dev].find(r);
+    if (it != g_cache.free_blocks[dev].end() && !it->second.empty()) {
+      void* p = it->second.back();
+      it->second.pop_back();
+      g_cache.cached[dev].fetch_sub(static_cast<int64_t>(r), std::memory_order_relaxed);
+      g_cache.live[p] = {r, dev};
+      return p;
+    }
+  }
+  void* p = c10::alloc_cpu(r);
+  std::lock_guard<std::mutex> lk(g_cache.mu);
+  g_cache.live[p] = {r, dev};
+  return p;
+}
+
+static void cache_give(void* p) {
+  {
+    std::lock_guard<std::mutex> lk(g_cache.mu);
+    auto it = g_cache.live.find(p);
+    if (it != g_cache.live.end()) {
+      CachedBlockInfo info = it->second;
+      g_cache.live.erase(it);
+      g_cache.free_blocks[info.device][info.rounded].push_back(p);
+      g_cache.cached[info.device].fetch_add(static_cast<int64_t>(info.rounded), std::memory_order_relaxed);
+      return;
+    }
+  }
+  // Not a cached block: the CPU allocator's raw_deallocate of one of its own (see FallbackCpuAllocator).
+  if (g_base_cpu_deleter != nullptr) {
+    g_base_cpu_deleter(p);
+  } else {
+    c10::free_cpu(p);
+  }
+}
+
+static void cache_release(int dev) {
+  std::vector<void*> blocks;
+  {
+    std::lock_guard<std::mutex> lk(g_cache.mu);
+    for (auto& kv : g_cache.free_blocks[dev]) {
+      blocks.insert(blocks.end(), kv.second.begin(), kv.second.end());
+    }
+    g_cache.free_blocks[dev].clear();
+    g_cache.cached[dev].store(0);
+  }
+  for (void* p : blocks) {
+    c10::free_cpu(p);
+  }
+}
+
 struct OwnedBlock {
   void* data;
   int64_t nbytes;
@@ -157,7 +238,13 @@ struct OwnedBlock {
 
 static void delete_owned(void* ctx) {
   auto* b = static_cast<OwnedBlock*>(ctx);
-  c10::free_cpu(b->data);
+  if (b->data != nullptr) {
+    if (static_cast<size_t>(b->nbytes) >= kCacheMinBytes) {
+      cache_give(b->data);
+    } else {
+      c10::free_cpu(b->data);
+    }
+  }
   account_free(b->device, b->nbytes);
   delete b;
 }
@@ -179,7 +266,13 @@ struct NpuAllocator final : c10::Allocator {
   c10::DataPtr allocate(size_t nbytes) override {
     int dev = g_current_device;
     account_alloc(dev, static_cast<int64_t>(nbytes));
-    void* data = nbytes ? c10::alloc_cpu(nbytes) : nullptr;
+    void* data = nullptr;
+    try {
+      data = nbytes >= kCacheMinBytes ? cache_take(dev, nbytes) : (nbytes ? c10::alloc_cpu(nbytes) : nullptr);
+    } catch (...) {
+      account_free(dev, static_cast<int64_t>(nbytes));
+      throw;
+    }
     auto* ctx = new OwnedBlock{data, static_cast<int64_t>(nbytes), dev};
     return {data, ctx, &delete_owned, c10::Device(kNpu, static_cast<c10::DeviceIndex>(dev))};
   }
@@ -193,6 +286,54 @@ struct NpuAllocator final : c10::Allocator {
 
 static NpuAllocator g_allocator;
 REGISTER_ALLOCATOR(kNpu, &g_allocator);
+
+// While the fallback runs a CPU kernel for an npu op: the npu device the kernel's outputs will live on.
+static thread_local int t_fallback_device = -1;
+
+struct FallbackDeviceScope {
+  int saved;
+  explicit FallbackDeviceScope(int dev) : saved(t_fallback_device) {
+    t_fallback_device = dev;
+  }
+  ~FallbackDeviceScope() {
+    t_fallback_device = saved;
+  }
+};
+
+// The process's CPU allocator, wrapped: inside the fallback, large blocks come from the device's host cache;
+// everywhere else (and on OpenMP worker threads) it is the CPU allocator it wraps, unchanged.
+struct FallbackCpuAllocator final : c10::Allocator {
+  c10::Allocator* base = nullptr;
+  c10::DataPtr allocate(size_t nbytes) override {
+    int dev = t_fallback_device;
+    if (dev < 0 || nbytes < kCacheMinBytes) {
+      return base->allocate(nbytes);
+    }
+    void* p = cache_take(dev, nbytes);
+    return {p, p, &cache_give, c10::Device(c10::DeviceType::CPU)};
+  }
+  c10::DeleterFnPtr raw_deleter() const override {
+    return &cache_give;  // ours go back to the cache; the wrapped allocator's go to its own deleter
+  }
+  void copy_data(void* dest, const void* src, std::size_t count) const final {
+    default_copy_data(dest, src, count);
+  }
+};
+
+static FallbackCpuAllocator& g_fallback_cpu_allocator = *new FallbackCpuAllocator;
+
+static void install_fallback_cpu_allocator() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    c10::Allocator* base = c10::GetCPUAllocator();
+    if (base == &g_fallback_cpu_allocator) {
+      return;
+    }
+    g_fallback_cpu_allocator.base = base;
+    g_base_cpu_deleter = base->raw_deleter();
+    c10::SetCPUAllocator(&g_fallback_cpu_allocator, /*priority=*/1);
+  });
+}
 
 // Pinned host memory: ordinary host memory whose pointers are remembered, so is_pinned() answers truly.
 // State reached from deleters and kernels lives on the heap and is never destroyed: a tensor freed during static
@@ -832,7 +973,10 @@ static void npu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack
     iv = cpu_generator_for(iv, dev);
   }
 
-  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+  {
+    FallbackDeviceScope scope(dev);
+    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+  }
 
   // A CPU kernel may have resized an out= tensor into fresh CPU memory: carry that back to the npu tensor.
   for (auto& a : aliases) {
@@ -1093,6 +1237,7 @@ static void configure(int device_count, int64_t total_bytes, bool bf16, const st
   }
   g_bf16_supported.store(bf16);
   g_chip = chip;
+  install_fallback_cpu_allocator();
 }
 
 static py::dict stats(int dev) {
@@ -1106,6 +1251,7 @@ static py::dict stats(int dev) {
   d["num_ooms"] = s.num_ooms.load();
   d["limit"] = s.limit.load();
   d["total"] = s.total.load();
+  d["cached"] = g_cache.cached[dev].load();
   return d;
 }
 
@@ -1197,6 +1343,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     sim::g_current_device = d;
   });
   m.def("stats", &sim::stats);
+  m.def("empty_cache", [](int d) {
+    sim::check_index(d);
+    sim::cache_release(d);
+  });
   m.def("reset_peak", [](int d) {
     sim::check_index(d);
     sim::g_stats[d].peak.store(sim::g_stats[d].allocated.load());

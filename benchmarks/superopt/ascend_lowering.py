@@ -1,0 +1,105 @@
+"""Do the emitted Ascend kernels go through triton-ascend's own front end (TTIR -> linalg)?
+
+Two steps, because triton-ascend installs as the ``triton`` package and so lives in its own virtualenv::
+
+    python benchmarks/superopt/ascend_lowering.py emit /tmp/lowering           # this project's environment
+    python -m venv /tmp/ta && /tmp/ta/bin/pip install triton-ascend==3.2.0 pybind11 numpy
+    /tmp/ta/bin/python benchmarks/superopt/ascend_lowering.py lower /tmp/lowering   # no CANN needed
+
+``emit`` writes the best plan's kernels for every benchmark workload (Mirage's shapes and the tests' small ones,
+fp16 and fp32) with a JSON sidecar giving each kernel's argument types and constexpr values. ``lower`` compiles each
+with ``triton.compile`` for an ``npu`` target: TTIR and the TTIR -> linalg lowering (``triton-adapter-opt``) run
+without CANN; only the last step (linalg -> binary, BiSheng) needs ``ASCEND_HOME_PATH``, so a kernel counts as
+lowered when compilation gets past ConvertTritonIRToLinalgIR. Exit status 1 if any kernel fails to lower.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+TYPES = {"float16": "*fp16", "bfloat16": "*bf16", "float32": "*fp32"}
+
+
+def emit(out: Path) -> int:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import workloads
+
+    from ascend_compat.superopt._data import target as load_target
+    from ascend_compat.superopt.checks import programs
+    from ascend_compat.superopt.core import emit_candidate
+    from ascend_compat.superopt.search import run_search
+
+    tgt = load_target("ascend-910b")
+    small = {"gated_mlp": {"k": 64, "n": 48}, "rmsnorm_linear": {"k": 64, "n": 48}, "lora": {"k": 64, "n": 48},
+             "gqa_decode": {"kv_heads": 2, "head_dim": 32, "kv_len": 64}}
+    out.mkdir(parents=True, exist_ok=True)
+    count = 0
+    for name, build in workloads.WORKLOADS.items():
+        for size, kw in (("big", {}), ("small", small[name])):
+            for dtype in ("float16", "float32"):
+                g = build(dtype=dtype, **kw)
+                best = run_search(g, tgt, "ascend").candidates[0]
+                kernels, problems = emit_candidate(best, tgt, g.digest())
+                for k, (rec, kern) in enumerate(zip(kernels, best.kernels)):
+                    s = kern.schedule
+                    ptrs = {f"t{v}_ptr": TYPES[best.graph.nodes[v].dtype] for v in s.loads}
+                    ptrs.update({f"out{o}_ptr": TYPES[best.graph.nodes[o].dtype] for o in s.outputs})
+                    tasks, grid = programs(s, kern.tiles, tgt)
+                    consts = {"M": s.extent["M"], "N": s.extent.get("N", 1), "B": s.batch,
+                              "MB": -(-s.extent["M"] // kern.tiles["BLOCK_M"]),
+                              "NB": -(-s.extent.get("N", 1) // kern.tiles["BLOCK_N"]), "TASKS": tasks, "GRID": grid,
+                              **{a: e for a, e in s.extent.items() if a not in ("M", "N")}, **kern.tiles}
+                    stem = f"{name}_{size}_{dtype}_k{k}"
+                    (out / f"{stem}.py").write_text(rec["source"])
+                    (out / f"{stem}.json").write_text(json.dumps({"kernel": f"k{k}_kernel", "signature": ptrs,
+                                                                  "constants": consts, "checks": problems}))
+                    count += 1
+    print(f"wrote {count} kernels to {out}")
+    return 0
+
+
+def _lower_one(py: Path, meta: dict[str, Any]) -> tuple[bool, str]:
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler.compiler import ASTSource
+
+    spec = importlib.util.spec_from_file_location(py.stem, py)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    fn = getattr(mod, meta["kernel"])
+    signature = dict(meta["signature"])
+    signature.update({k: "constexpr" for k in meta["constants"]})
+    src = ASTSource(fn, signature, constants=meta["constants"])
+    try:
+        triton.compile(src, target=GPUTarget("npu", "Ascend910B3", 0))
+        return True, "compiled to a binary"
+    except Exception as e:  # the stage that failed decides
+        text = str(e)
+        if "[ConvertLinalgRToBinary]" in text:  # TTIR -> linalg done; the binary step (BiSheng) needs CANN
+            return True, "lowered to linalg (the binary step needs CANN)"
+        return False, f"{type(e).__name__}: {text.strip().splitlines()[0][:300] if text.strip() else ''}"
+
+
+def lower(out: Path) -> int:
+    results = {}
+    for meta_path in sorted(out.glob("*.json")):
+        py = meta_path.with_suffix(".py")
+        ok, why = _lower_one(py, json.loads(meta_path.read_text()))
+        results[py.name] = {"lowered": ok, "detail": why}
+        print(f"{'ok  ' if ok else 'FAIL'} {py.name}: {why}")
+    done = sum(r["lowered"] for r in results.values())
+    print(f"lowered {done}/{len(results)} kernels ({100 * done / max(1, len(results)):.0f}%)")
+    (out / "lowering.json").write_text(json.dumps(results, indent=2))
+    return 0 if done == len(results) else 1
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in ("emit", "lower"):
+        print(__doc__, file=sys.stderr)
+        raise SystemExit(2)
+    raise SystemExit((emit if sys.argv[1] == "emit" else lower)(Path(sys.argv[2])))

@@ -1,0 +1,260 @@
+"""The shim's core torch patches, as documented data: what each patches, why, the torch versions it was tested on,
+the upstream issue where there is one, and the backends it applies to. ``apply`` is a loop over the list.
+
+Each entry has the shape of a library patch (:class:`~ascend_compat.ecosystem.patching.LibraryPatch`); its
+``apply(plan, torch, backend)`` makes its changes through ``plan`` (the shim's ledger). ``ascend-compat info
+--patches [--json]`` lists them. The wrappers themselves are in :mod:`~ascend_compat.cuda_shim.patches`, the
+torch.cuda replacements in :mod:`~ascend_compat.cuda_shim.cuda_functions`, distributed in
+:mod:`~ascend_compat.cuda_shim.distributed`, the CPU-fallback policy in :mod:`~ascend_compat.cuda_shim.fallback`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+from ascend_compat._value import FieldValue
+from ascend_compat.cuda_shim import devices, patches
+from ascend_compat.cuda_shim.devices import TARGET
+from ascend_compat.cuda_shim.ledger import Ledger
+
+__all__ = ["CORE_PATCHES", "TESTED", "CorePatch", "Plan", "apply"]
+
+#: Every core patch was tested on this torch (CPU build), on the simulated NPU and on CPU fallback.
+TESTED = ("torch 2.13.0",)
+ALL = ("all",)
+#: Backends with no accelerator (``BackendInfo.accelerator`` False): the host is the device.
+HOST = ("cpu fallback",)
+
+
+class Plan:
+    """The ledger as the core patches use it. TorchScript resolves a call such as ``torch.tensor(...)`` by the
+    identity of the function it finds, in its table of builtin operators; a Python wrapper standing in for a
+    builtin is not in it, and TorchScript would try to compile the wrapper (``torch.distributed.optim`` does at
+    import). Every module-level replacement of a builtin is therefore registered as that same operator."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        from torch.jit import _builtins
+
+        self.ledger = ledger
+        self.builtins = _builtins._get_builtin_table()
+
+    def item(self, mapping: Any, key: Any, value: Any, label: str = "") -> None:
+        self.ledger.setitem(mapping, key, value, label)
+
+    def patch(self, owner: Any, name: str, value: Any) -> None:
+        original = self.ledger.setattr(owner, name, value)
+        op = self.builtins.get(id(original)) if original is not None and not isinstance(owner, type) else None
+        if op is not None and id(value) not in self.builtins:
+            self.item(self.builtins, id(value), op, f"torch.jit builtin {op}")
+
+
+ApplyFn = Callable[[Plan, Any, Any], None]
+
+
+class CorePatch(FieldValue):
+    """One documented core patch (immutable)."""
+
+    _FIELDS = ("name", "patches", "why", "tested", "upstream", "backends", "apply")
+    __slots__ = _FIELDS
+    name: str
+    patches: str  # what it changes
+    why: str
+    tested: tuple[str, ...]
+    upstream: str
+    backends: tuple[str, ...]  # ("all",) or ("cpu fallback",)
+    apply: ApplyFn
+
+    def __init__(self, name: str, patches: str, why: str, upstream: str = "", backends: tuple[str, ...] = ALL,
+                 apply: Any = None, tested: tuple[str, ...] = TESTED) -> None:  # fmt: skip
+        for field, value in zip(self._FIELDS, (name, patches, why, tested, upstream, backends, apply)):
+            object.__setattr__(self, field, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def applies_to(self, backend: Any) -> bool:
+        return self.backends == ALL or (self.backends == HOST and not backend.accelerator)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "patches": self.patches, "why": self.why, "tested": list(self.tested),
+                "upstream": self.upstream or None, "backends": list(self.backends)}  # fmt: skip
+
+
+# --- what each entry does ----------------------------------------------------------------------------------------
+
+
+def _device(plan: Plan, torch: Any, backend: Any) -> None:
+    import copyreg
+
+    real = TARGET.real_device
+    proxy = patches._make_device_proxy(real)
+    plan.ledger.on_restore(proxy._ascend_compat_cache.clear, "torch.device stand-in: its cache")
+    plan.patch(torch, "device", proxy)
+    plan.item(copyreg.dispatch_table, real, patches._reduce_device, "copyreg")
+
+
+def _generator(plan: Plan, torch: Any, backend: Any) -> None:
+    plan.patch(torch, "Generator", patches._make_generator_proxy(torch.Generator))
+
+
+def _default_device(plan: Plan, torch: Any, backend: Any) -> None:
+    if hasattr(torch, "set_default_device"):  # torch >= 2.0
+        fn = patches._first_arg_device(torch.set_default_device, "set_default_device", "device")
+        plan.patch(torch, "set_default_device", fn)
+    plan.patch(torch, "set_default_tensor_type", patches.set_default_tensor_type(torch.set_default_tensor_type))
+
+
+def _dataloader(plan: Plan, torch: Any, backend: Any) -> None:
+    loader = torch.utils.data.DataLoader
+    plan.patch(loader, "__init__", patches._dataloader_init(loader.__init__))
+
+
+def _factories(plan: Plan, torch: Any, backend: Any) -> None:
+    unpinned = None
+    if not backend.accelerator:
+        from ascend_compat.cuda_shim.fallback import unpinned
+    for name in patches.FACTORIES:
+        if hasattr(torch, name):
+            fn, label = getattr(torch, name), f"torch.{name}(device=cuda)"
+            wrapper = patches._device_kw(fn, label)
+            plan.patch(torch, name, wrapper if unpinned is None else unpinned(fn, f"torch.{name}", wrapper))
+
+
+def _tensor_new(plan: Plan, torch: Any, backend: Any) -> None:
+    for name in patches.TENSOR_NEW:
+        if hasattr(torch.Tensor, name):
+            wrapper = patches._device_kw(getattr(torch.Tensor, name), f"Tensor.{name}(device=cuda)")
+            plan.patch(torch.Tensor, name, wrapper)
+
+
+def _tensor_moves(plan: Plan, torch: Any, backend: Any) -> None:
+    tensor = torch.Tensor
+    to, cuda, is_cuda = tensor.to, tensor.cuda, tensor.is_cuda
+    plan.patch(tensor, "to", patches._positional_device(to, "Tensor.to(cuda)"))
+    plan.patch(tensor, "cuda", patches._tensor_cuda(to, cuda))
+    plan.patch(tensor, "is_cuda", patches._tensor_is_cuda(is_cuda))
+
+
+def _module_moves(plan: Plan, torch: Any, backend: Any) -> None:
+    module = torch.nn.Module
+    plan.patch(module, "to", patches._positional_device(module.to, "Module.to(cuda)"))
+    plan.patch(module, "cuda", patches._module_cuda(module.cuda))
+    plan.patch(module, "to_empty", patches._device_kw(module.to_empty, "Module.to_empty(device=cuda)"))
+
+
+def _load(plan: Plan, torch: Any, backend: Any) -> None:
+    plan.patch(torch, "load", patches._torch_load(torch.load))
+
+
+def _autocast(plan: Plan, torch: Any, backend: Any) -> None:
+    cls = torch.amp.autocast_mode.autocast
+    plan.patch(cls, "__init__", patches._autocast_init(cls.__init__))
+
+
+def _grad_scaler(plan: Plan, torch: Any, backend: Any) -> None:
+    # torch.amp.GradScaler appeared in torch 2.3; before that the CUDA one is the class to patch.
+    cls = getattr(torch.amp, "GradScaler", None) or torch.cuda.amp.GradScaler
+    plan.patch(cls, "__init__", patches._grad_scaler_init(cls.__init__))
+
+
+def _cuda_names(plan: Plan, torch: Any, backend: Any) -> None:
+    replacements = patches.cuda_functions(backend.device_module())
+    for name, fn in replacements.items():
+        plan.patch(torch.cuda, name, fn)
+    for sub, fns in patches.submodule_functions(replacements).items():
+        module = getattr(torch.cuda, sub)
+        for name, fn in fns.items():
+            plan.patch(module, name, fn)
+
+
+def _host_fallback(plan: Plan, torch: Any, backend: Any) -> None:
+    from ascend_compat.cuda_shim import fallback
+
+    fallback.apply(plan.patch, patches.cuda_available())
+
+
+def _distributed(plan: Plan, torch: Any, backend: Any) -> None:
+    from ascend_compat.cuda_shim import distributed
+
+    distributed.apply(plan.patch, backend.collective_backend, patches._first_arg_device,
+                      patches._self_first_arg_device)  # fmt: skip
+
+
+def _visible_devices(plan: Plan, torch: Any, backend: Any) -> None:
+    env = backend.visible_devices_env
+    if env and os.environ.get("CUDA_VISIBLE_DEVICES") and not os.environ.get(env):
+        plan.item(os.environ, env, os.environ["CUDA_VISIBLE_DEVICES"])
+
+
+_NO_ISSUE = "none: CUDA code meeting another device, not a torch bug"
+
+CORE_PATCHES: tuple[CorePatch, ...] = (
+    CorePatch("torch.device", "torch.device (a type-preserving stand-in) and its copyreg reducer",
+              "torch.device('cuda:1') must name the target; the stand-in stays a type (isinstance, `int | "
+              "torch.device`, pickling, torch.fx codegen) and checkpoints pickle torch.device by name",
+              _NO_ISSUE, apply=_device),
+    CorePatch("torch.Generator", "torch.Generator(device=...)", "Generator(device='cuda') on the target",
+              _NO_ISSUE, apply=_generator),
+    CorePatch("default-device", "torch.set_default_device, torch.set_default_tensor_type",
+              "set_default_device('cuda') and set_default_tensor_type(torch.cuda.HalfTensor) select the target",
+              _NO_ISSUE, apply=_default_device),
+    CorePatch("DataLoader", "torch.utils.data.DataLoader.__init__",
+              "pin_memory_device='cuda' names the target; with no accelerator nothing is pinned (a CPU-only build "
+              "has no pinned allocator)", _NO_ISSUE, apply=_dataloader),
+    CorePatch("factories", "torch.zeros/ones/empty/... (device=)", "factories given device='cuda' create on the "
+              "target; on CPU fallback pin_memory=True is dropped", _NO_ISSUE, apply=_factories),
+    CorePatch("Tensor.new_*", "Tensor.new_zeros/new_ones/new_empty/new_full/new_tensor/new_empty_strided",
+              "device='cuda' on the target", _NO_ISSUE, apply=_tensor_new),
+    CorePatch("Tensor moves", "Tensor.to, Tensor.cuda, Tensor.is_cuda",
+              "x.cuda() / x.to('cuda') move to the target; is_cuda is True for tensors on it", _NO_ISSUE,
+              apply=_tensor_moves),
+    CorePatch("Module moves", "nn.Module.to, nn.Module.cuda, nn.Module.to_empty",
+              "model.cuda() / model.to('cuda') / to_empty(device='cuda') move to the target", _NO_ISSUE,
+              apply=_module_moves),
+    CorePatch("torch.load", "torch.load(map_location=)", "checkpoints saved on CUDA load onto the target (the "
+              "default map_location maps CUDA storage tags)", _NO_ISSUE, apply=_load),
+    CorePatch("autocast", "torch.amp.autocast.__init__", "autocast('cuda') on the target; bf16 becomes fp16 "
+              "where the device has no bf16 (backend.autocast_bf16())", _NO_ISSUE, apply=_autocast),
+    CorePatch("GradScaler", "torch.amp.GradScaler.__init__", "GradScaler('cuda') scales on the target",
+              _NO_ISSUE, apply=_grad_scaler),
+    CorePatch("torch.cuda", "every name of torch.cuda.__all__ and its submodules, as cuda_api.json classifies it",
+              "torch.cuda.* answers for the target: direct, adapted, documented no-op or a clear unsupported error",
+              _NO_ISSUE, apply=_cuda_names),
+    CorePatch("host fallback", "Tensor.pin_memory, torch.accelerator gates",
+              "on CPU fallback the CPU is the device CUDA gates find; pinning is a no-op (no accelerator)",
+              _NO_ISSUE, backends=HOST, apply=_host_fallback),
+    CorePatch("distributed", "init_process_group, is_nccl_available, init_device_mesh, DeviceMesh, DDP.__init__",
+              "'nccl' becomes the backend's collective; device meshes and DDP take CUDA devices; process groups are "
+              "destroyed before exit (gloo aborts otherwise)", _NO_ISSUE, apply=_distributed),
+    CorePatch("visible devices", "os.environ[backend.visible_devices_env]",
+              "CUDA_VISIBLE_DEVICES is honoured through the backend's own variable (ASCEND_RT_VISIBLE_DEVICES)",
+              _NO_ISSUE, apply=_visible_devices),
+)  # fmt: skip
+
+
+def apply(ledger: Ledger, backend: Any) -> None:
+    """Point the target at ``backend`` and apply every core patch that applies to it, through ``ledger``."""
+    import torch
+    import torch.nn  # torch.nn.Module
+
+    devices.reset_caches()
+    try:
+        # torch caches the set of factory functions that set_default_device intercepts on first use; compute it
+        # now, so it holds torch's own factories (which our wrappers call) rather than the wrappers.
+        from torch.utils._device import _device_constructors
+
+        _device_constructors()
+    except ImportError:
+        pass
+    ledger.setattr(TARGET, "backend", backend)
+    ledger.setattr(TARGET, "device_type", backend.device_type)
+    ledger.setattr(TARGET, "accelerator", bool(backend.accelerator))
+    ledger.setattr(TARGET, "real_device", torch.device)
+    plan = Plan(ledger)
+    for entry in CORE_PATCHES:
+        if entry.applies_to(backend):
+            entry.apply(plan, torch, backend)

@@ -1,0 +1,144 @@
+"""A CuPy-compatible array module on torch tensors on the current device (npu, simulated npu, cuda or cpu).
+
+``import ascend_compat.cupy as cp``; ``cp.ndarray`` has a real ``numpy.dtype`` and NumPy 2 type promotion
+(NEP 50). ``linalg``, ``fft``, ``random``, ``cuda`` and ``show_config`` load on first use.
+"""
+
+# ruff: noqa: F401  (this module re-exports the package's public names)
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import numpy as _numpy
+
+# NumPy names CuPy re-exports unchanged.
+from numpy import (
+    base_repr,
+    binary_repr,
+    bool_,
+    byte,
+    cdouble,
+    complex64,
+    complex128,
+    complexfloating,
+    csingle,
+    double,
+    dtype,
+    e,
+    euler_gamma,
+    finfo,
+    float16,
+    float32,
+    float64,
+    floating,
+    format_float_positional,
+    format_float_scientific,
+    generic,
+    half,
+    iinfo,
+    inexact,
+    inf,
+    int8,
+    int16,
+    int32,
+    int64,
+    int_,
+    intc,
+    integer,
+    intp,
+    issubdtype,
+    longlong,
+    nan,
+    newaxis,
+    number,
+    pi,
+    promote_types,
+    short,
+    signedinteger,
+    single,
+    ubyte,
+    uint,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    uintc,
+    uintp,
+    ulonglong,
+    unsignedinteger,
+    ushort,
+)
+
+from ascend_compat.cupy import (
+    _internals,
+    _methods,
+    exceptions,
+)
+from ascend_compat.cupy._core import (
+    array,
+    asanyarray,
+    asarray,
+    ascontiguousarray,
+    asfortranarray,
+    asnumpy,
+    current_torch_device,
+    from_dlpack,
+    fromDlpack,
+    get_array_module,
+    ndarray,
+)
+from ascend_compat.cupy._creation import *  # noqa: F403
+from ascend_compat.cupy._extra import *  # noqa: F403
+from ascend_compat.cupy._indexing import *  # noqa: F403
+from ascend_compat.cupy._kernels import ElementwiseKernel, RawKernel, RawModule, ReductionKernel, fuse
+from ascend_compat.cupy._linalg_top import *  # noqa: F403
+from ascend_compat.cupy._manipulation import *  # noqa: F403
+from ascend_compat.cupy._misc import *  # noqa: F403
+from ascend_compat.cupy._more import *  # noqa: F403
+from ascend_compat.cupy._pad import *  # noqa: F403
+from ascend_compat.cupy._reduction import *  # noqa: F403
+from ascend_compat.cupy._sorting import *  # noqa: F403
+from ascend_compat.cupy._stats import *  # noqa: F403
+from ascend_compat.cupy._ufunc import ufunc
+from ascend_compat.cupy._ufuncs import *  # noqa: F403
+
+AxisError = _numpy.exceptions.AxisError
+ComplexWarning = _numpy.exceptions.ComplexWarning
+bool = _numpy.bool_
+float_ = _numpy.float64
+complex_ = _numpy.complex128
+__version__ = "14.2.0+ascend_compat"
+
+_LAZY = {"linalg": "linalg", "fft": "fft", "random": "random", "cuda": "cuda", "testing": "testing",
+         "sparse": None, "show_config": "_float64"}
+
+
+def __getattr__(name: str) -> Any:
+    # The submodules another author maintains load on first use, so this package imports without them.
+    if name in _LAZY:
+        target = _LAZY[name]
+        if target is None:
+            raise AttributeError(f"ascend_compat.cupy.{name} is not supported")
+        mod = importlib.import_module(f"ascend_compat.cupy.{target}")
+        value = getattr(mod, name) if name == "show_config" else mod
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'ascend_compat.cupy' has no attribute {name!r}")
+
+
+def is_available() -> bool:
+    """True: the module always has a device (the CPU at worst)."""
+    return True
+
+
+def get_default_memory_pool() -> Any:
+    from ascend_compat.cupy import cuda
+
+    return cuda.get_default_memory_pool() if hasattr(cuda, "get_default_memory_pool") else cuda.MemoryPool()
+
+
+def get_default_pinned_memory_pool() -> Any:
+    from ascend_compat.cupy import cuda
+
+    return cuda.get_default_pinned_memory_pool()

@@ -1,0 +1,435 @@
+"""The ``ndarray`` of ``ascend_compat.cupy``: a NumPy-typed view of a torch tensor on the target device.
+
+Contract for the other ``ascend_compat.cupy`` modules (linalg, fft, random, cuda): an ``ndarray`` keeps its
+torch tensor in ``_t`` and its logical ``numpy.dtype`` in ``_dtype`` (the tensor's dtype is the same, except that
+uint16/uint32 are stored widened to int32/int64 and uint64 as the int64 bit pattern, see ``_dtypes``).
+``_wrap(t, dtype=None)`` makes an ndarray from a tensor without copying; ``_unwrap(x)`` gives the tensor of an
+ndarray, a numpy scalar or a Python scalar (as a 0-d tensor on the current device) and raises TypeError for a host
+``numpy.ndarray``, as CuPy does for implicit host->device conversion. ``asarray`` / ``asnumpy`` move data between
+host and device. ``current_torch_device()`` is the device new arrays go to: the (simulated or real) ``npu`` when
+``torch.npu`` is available, else ``cuda`` when available, else the CPU; its index is the backend's current device,
+so ``cuda.Device(n)`` only needs to set the backend's current device.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import types
+from collections.abc import Iterator
+from typing import Any, Optional
+
+import numpy
+import torch
+
+from ascend_compat.cupy import _dtypes
+
+_CPU = torch.device("cpu")
+# ``cupy._core.internal`` helpers that CuPy's testing package uses.
+internal = types.SimpleNamespace(prod=math.prod)
+_FORCED: Optional[str] = None
+_KIND_CACHE: dict[int, str] = {}
+
+
+def _device_kind() -> str:
+    if _FORCED is not None:
+        return _FORCED
+    npu = getattr(torch, "npu", None)
+    key = id(npu)
+    kind = _KIND_CACHE.get(key)
+    if kind is None:
+        if npu is not None and npu.is_available():
+            kind = "npu"
+        elif torch.cuda.is_available():
+            kind = "cuda"
+        else:
+            kind = "cpu"
+        _KIND_CACHE[key] = kind
+    return kind
+
+
+def current_torch_device() -> torch.device:
+    """The torch device new arrays are created on (npu, else cuda, else cpu; at the backend's current index)."""
+    kind = _device_kind()
+    if kind == "cpu":
+        return _CPU
+    return torch.device(kind, getattr(torch, kind).current_device())
+
+
+@contextlib.contextmanager
+def use_device_kind(kind: Optional[str]) -> Iterator[None]:
+    """Force new arrays onto ``kind`` ("cpu", "npu", "cuda") inside the block (tests, benchmarks)."""
+    global _FORCED
+    old, _FORCED = _FORCED, kind
+    try:
+        yield
+    finally:
+        _FORCED = old
+
+
+class ndarray:  # noqa: N801
+    """A CuPy-compatible n-dimensional array held in a torch tensor on the current device."""
+
+    __slots__ = ("__weakref__", "_base", "_dtype", "_t")
+    __array_priority__ = 100
+
+    def __init__(self, shape: Any, dtype: Any = float, memptr: Any = None, strides: Any = None,
+                 order: str = "C") -> None:
+        if memptr is not None or strides is not None:
+            raise NotImplementedError("ascend_compat.cupy.ndarray(memptr=, strides=) is not supported: "
+                                      "use ascend_compat.cupy.asarray or from_dlpack to wrap existing memory")
+        from ascend_compat.cupy._creation import empty
+
+        new = empty(shape, dtype, order=order)
+        self._t, self._dtype, self._base = new._t, new._dtype, None
+
+    # -- basic attributes -------------------------------------------------------------------------------------
+    @property
+    def dtype(self) -> numpy.dtype:
+        return self._dtype
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._t.shape)
+
+    @shape.setter
+    def shape(self, value: Any) -> None:
+        from ascend_compat.cupy._manipulation import _view_reshape
+
+        self._t = _view_reshape(self, value)
+
+    @property
+    def ndim(self) -> int:
+        return self._t.dim()
+
+    @property
+    def size(self) -> int:
+        return self._t.numel()
+
+    @property
+    def itemsize(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._t.numel() * self._dtype.itemsize
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        isz = self._dtype.itemsize
+        return tuple(s * isz for s in self._t.stride())
+
+    @property
+    def base(self) -> Optional[ndarray]:
+        return self._base
+
+    @property
+    def flags(self) -> Flags:
+        return Flags.of(self)
+
+    @property
+    def device(self) -> Any:
+        from ascend_compat.cupy import cuda
+
+        return cuda.Device(self._t.device.index or 0)
+
+    @property
+    def data(self) -> _MemoryPointer:
+        return _MemoryPointer(self)
+
+    @property
+    def T(self) -> ndarray:  # noqa: N802 (NumPy's name)
+        return self.transpose()
+
+    @property
+    def mT(self) -> ndarray:  # noqa: N802 (NumPy's name)
+        if self.ndim < 2:
+            raise ValueError("matrix transpose with ndim < 2 is undefined")
+        return _wrap(self._t.transpose(-1, -2), self._dtype, base=self)
+
+    # -- host transfer -----------------------------------------------------------------------------------------
+    def get(self, stream: Any = None, order: str = "C", out: Any = None, blocking: bool = True) -> Any:
+        """Copy to a new host ``numpy.ndarray`` (or into ``out``)."""
+        t = self._t.detach()
+        if t.is_conj():
+            t = t.resolve_conj()
+        host = t.cpu()
+        arr = host.numpy()
+        if host.data_ptr() == t.data_ptr() or arr.base is not None:
+            arr = arr.copy(order="K")
+        dt = self._dtype
+        if arr.dtype != dt:
+            arr = arr.view(dt) if dt == _dtypes.UINT64 else arr.astype(dt)
+        if out is not None:
+            if not isinstance(out, numpy.ndarray) or out.shape != arr.shape or out.dtype != dt:
+                raise ValueError("out must be a numpy.ndarray of the same shape and dtype")
+            out[...] = arr
+            return out
+        return arr
+
+    def set(self, arr: Any, stream: Any = None) -> None:
+        """Copy the host array ``arr`` (same shape) into this array."""
+        arr = numpy.asarray(arr)
+        if arr.shape != self.shape:
+            raise ValueError(f"Shape mismatch. Old shape: {self.shape}, new shape: {arr.shape}")
+        if arr.dtype != self._dtype:
+            raise TypeError(f"{arr.dtype} array cannot be set to {self._dtype} array")
+        self._t.copy_(_host_to_tensor(arr, self._t.device))
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        raise TypeError("Implicit conversion to a NumPy array is not allowed. "
+                        "Please use `.get()` to construct a NumPy array explicitly.")
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        if self._t.device.type != "cuda":
+            raise AttributeError("__cuda_array_interface__ exists only for arrays on CUDA devices; on "
+                                 f"{self._t.device.type} use DLPack (__dlpack__ / torch.from_dlpack) instead")
+        return {"shape": self.shape, "typestr": self._dtype.str, "data": (self._t.data_ptr(), False),
+                "strides": self.strides, "version": 3}
+
+    def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
+        return _export_tensor(self).__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        dev = self._t.device
+        if dev.type == "npu":  # torch's check only knows the name "privateuse1": the NPU is DLPack's ExtDev
+            return (12, dev.index or 0)
+        return self._t.__dlpack_device__()
+
+    def toDlpack(self) -> Any:  # noqa: N802 (CuPy's name)
+        """A DLPack capsule sharing this array's memory."""
+        return torch.utils.dlpack.to_dlpack(_export_tensor(self))
+
+    # -- conversions -------------------------------------------------------------------------------------------
+    def item(self, *args: Any) -> Any:
+        return self.get().item(*args)
+
+    def tolist(self) -> Any:
+        return self.get().tolist()
+
+    def tobytes(self, order: str = "C") -> bytes:
+        return self.get().tobytes(order)
+
+    def _scalar(self, kind: str) -> Any:
+        if self.size != 1:
+            raise TypeError(f"only length-1 arrays can be converted to Python scalars ({kind})")
+        return self.get().reshape(())[()]
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError("The truth value of an array with more than one element is ambiguous. "
+                             "Use a.any() or a.all()")
+        return bool(self._scalar("bool"))
+
+    def __int__(self) -> int:
+        return int(self._scalar("int"))
+
+    def __float__(self) -> float:
+        return float(self._scalar("float"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex"))
+
+    def __index__(self) -> int:
+        if self.ndim != 0 or self._dtype.kind not in "iub":
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        return int(self._scalar("index"))
+
+    def __len__(self) -> int:
+        if self._t.dim() == 0:
+            raise TypeError("len() of unsized object")
+        return self._t.shape[0]
+
+    def __iter__(self) -> Iterator[ndarray]:
+        if self._t.dim() == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (_wrap(row, self._dtype, base=self) for row in self._t.unbind(0))
+
+    def __repr__(self) -> str:
+        return repr(self.get()).replace("array(", "array(", 1)
+
+    def __str__(self) -> str:
+        return str(self.get())
+
+    def __format__(self, spec: str) -> str:
+        return format(self.get() if self.ndim else self.get()[()], spec)
+
+    def __copy__(self) -> ndarray:
+        return self.copy()
+
+    def __deepcopy__(self, memo: Any) -> ndarray:
+        return self.copy()
+
+    def __reduce__(self) -> Any:
+        return (array, (self.get(),))
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        import ascend_compat.cupy as cp
+
+        mine = getattr(cp, func.__name__, None)
+        if mine is None or mine is func:
+            return NotImplemented
+        return mine(*args, **kwargs)
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        import ascend_compat.cupy as cp
+
+        mine = getattr(cp, ufunc.__name__, None)
+        if mine is None:
+            return NotImplemented
+        # NumPy hands scalars over as 0-d host arrays: give them back as scalars (CuPy accepts those).
+        inputs = tuple(x[()] if isinstance(x, numpy.ndarray) and x.ndim == 0 else x for x in inputs)
+        return getattr(mine, method)(*inputs, **kwargs)
+
+    def __cupy_get_ndarray__(self) -> ndarray:
+        return self
+
+    def __hash__(self) -> int:  # NumPy arrays are unhashable
+        raise TypeError("unhashable type: 'ndarray'")
+
+    # Methods (arithmetic, reductions, indexing, manipulation) are attached by the modules defining them.
+
+
+class Flags:
+    """``a.flags``: C/F contiguity and ownership, as CuPy's ``cupy._core.flags.Flags``."""
+
+    __slots__ = ("_c", "_f", "_own")
+    _NAMES = {"C_CONTIGUOUS": "c_contiguous", "F_CONTIGUOUS": "f_contiguous", "OWNDATA": "owndata",  # noqa: RUF012
+              "C": "c_contiguous", "F": "f_contiguous"}
+
+    def __init__(self, c_contiguous: Any, f_contiguous: Any, owndata: Any) -> None:
+        self._c, self._f, self._own = c_contiguous, f_contiguous, owndata
+
+    c_contiguous = property(lambda self: self._c)  # read-only, as in CuPy
+    f_contiguous = property(lambda self: self._f)
+    owndata = property(lambda self: self._own)
+
+    @classmethod
+    def of(cls, a: ndarray) -> Flags:
+        shape, stride = a._t.shape, a._t.stride()
+        return cls(_contiguous(shape, stride, False), _contiguous(shape, stride, True), a._base is None)
+
+    @property
+    def forc(self) -> bool:
+        return bool(self.c_contiguous or self.f_contiguous)
+
+    @property
+    def fnc(self) -> bool:
+        return bool(self.f_contiguous and not self.c_contiguous)
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return getattr(self, self._NAMES[key.upper()])
+        except KeyError:
+            raise KeyError(f"{key} is not defined for cupy.ndarray.flags") from None
+
+    def __repr__(self) -> str:
+        return "\n".join(f"  {k} : {getattr(self, v)}" for k, v in list(self._NAMES.items())[:3])
+
+
+def _contiguous(shape: Any, stride: Any, reverse: bool) -> bool:
+    expected = 1
+    dims = range(len(shape)) if reverse else range(len(shape) - 1, -1, -1)
+    for d in dims:
+        n = shape[d]
+        if n == 0:
+            return True
+        if n != 1 and stride[d] != expected:
+            return False
+        expected *= n
+    return True
+
+
+class _MemoryPointer:
+    """The ``.data`` of an array: its device address (``ptr``)."""
+
+    __slots__ = ("_a",)
+
+    def __init__(self, a: ndarray) -> None:
+        self._a = a
+
+    @property
+    def ptr(self) -> int:
+        return self._a._t.data_ptr()
+
+    def __int__(self) -> int:
+        return self.ptr
+
+
+def _export_tensor(a: ndarray) -> torch.Tensor:
+    t = a._t.detach()
+    if a._dtype in _dtypes.WIDENED:  # export the real unsigned type (a copy for uint16/32)
+        t = t.view(torch.uint64) if a._dtype == _dtypes.UINT64 else t.to(_unsigned_torch(a._dtype))
+    return t.resolve_conj()
+
+
+def _unsigned_torch(dt: numpy.dtype) -> torch.dtype:
+    return {2: torch.uint16, 4: torch.uint32, 8: torch.uint64}[dt.itemsize]
+
+
+def _root(a: ndarray) -> ndarray:
+    """The array owning the memory ``a`` views (``a`` itself when it owns it)."""
+    return a if a._base is None else a._base
+
+
+def _wrap(t: torch.Tensor, dtype: Any = None, base: Optional[ndarray] = None) -> ndarray:
+    """An ndarray over tensor ``t`` (no copy); ``dtype`` is the logical numpy dtype when ``t`` is widened."""
+    a = ndarray.__new__(ndarray)
+    if dtype is None:
+        tdt = t.dtype
+        if tdt in (torch.uint16, torch.uint32, torch.uint64):
+            dtype = _dtypes.logical_dtype(tdt)
+            t = t.view(torch.int64) if tdt == torch.uint64 else t.to(_dtypes.storage_dtype(dtype))
+        else:
+            dtype = _dtypes.logical_dtype(tdt)
+            if tdt == torch.bfloat16:
+                t = t.float()
+    a._t = t
+    a._dtype = dtype
+    a._base = base
+    return a
+
+
+def _unwrap(x: Any) -> torch.Tensor:
+    """The tensor of ``x``: an ndarray, a numpy scalar or a Python scalar (0-d, on the current device)."""
+    if type(x) is ndarray:
+        return x._t
+    if isinstance(x, numpy.ndarray):
+        raise TypeError("Unsupported type <class 'numpy.ndarray'>: implicit conversion of a host NumPy array "
+                        "is not allowed; use ascend_compat.cupy.asarray(x)")
+    if isinstance(x, ndarray):
+        return x._t
+    if isinstance(x, (bool, int, float, complex, numpy.generic)):
+        return asarray(x)._t
+    raise TypeError(f"Unsupported type {type(x)}")
+
+
+# Host <-> device transfer lives in _transfer; the names stay importable from here (the contract's module).
+from ascend_compat.cupy._transfer import (  # noqa: E402
+    _host_to_tensor,
+    array,
+    asanyarray,
+    asarray,
+    ascontiguousarray,
+    asfortranarray,
+    asnumpy,
+    from_dlpack,
+    fromDlpack,
+    get_array_module,
+)
+
+__all__ = [
+    "_host_to_tensor",
+    "array",
+    "asanyarray",
+    "asarray",
+    "ascontiguousarray",
+    "asfortranarray",
+    "asnumpy",
+    "current_torch_device",
+    "fromDlpack",
+    "from_dlpack",
+    "get_array_module",
+    "ndarray",
+]

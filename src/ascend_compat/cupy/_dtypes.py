@@ -1,0 +1,123 @@
+"""NumPy dtype <-> torch storage dtype tables.
+
+Every array has a logical ``numpy.dtype``; its torch tensor has a *storage* dtype. They are the same except for
+the unsigned types torch barely computes with: uint16 is stored as int32 and uint32 as int64 (values exact,
+results masked back into range), uint64 as the int64 bit pattern (add/sub/mul/bitwise exact; order, division
+and float conversion are exact below 2**63).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy
+import torch
+
+_NP_TO_TORCH: dict[numpy.dtype, torch.dtype] = {
+    numpy.dtype(numpy.bool_): torch.bool,
+    numpy.dtype(numpy.int8): torch.int8,
+    numpy.dtype(numpy.int16): torch.int16,
+    numpy.dtype(numpy.int32): torch.int32,
+    numpy.dtype(numpy.int64): torch.int64,
+    numpy.dtype(numpy.uint8): torch.uint8,
+    numpy.dtype(numpy.uint16): torch.int32,
+    numpy.dtype(numpy.uint32): torch.int64,
+    numpy.dtype(numpy.uint64): torch.int64,
+    numpy.dtype(numpy.float16): torch.float16,
+    numpy.dtype(numpy.float32): torch.float32,
+    numpy.dtype(numpy.float64): torch.float64,
+    numpy.dtype(numpy.complex64): torch.complex64,
+    numpy.dtype(numpy.complex128): torch.complex128,
+}
+_TORCH_TO_NP: dict[torch.dtype, numpy.dtype] = {
+    torch.bool: numpy.dtype(numpy.bool_),
+    torch.int8: numpy.dtype(numpy.int8),
+    torch.int16: numpy.dtype(numpy.int16),
+    torch.int32: numpy.dtype(numpy.int32),
+    torch.int64: numpy.dtype(numpy.int64),
+    torch.uint8: numpy.dtype(numpy.uint8),
+    torch.uint16: numpy.dtype(numpy.uint16),
+    torch.uint32: numpy.dtype(numpy.uint32),
+    torch.uint64: numpy.dtype(numpy.uint64),
+    torch.float16: numpy.dtype(numpy.float16),
+    torch.bfloat16: numpy.dtype(numpy.float32),
+    torch.float32: numpy.dtype(numpy.float32),
+    torch.float64: numpy.dtype(numpy.float64),
+    torch.complex64: numpy.dtype(numpy.complex64),
+    torch.complex128: numpy.dtype(numpy.complex128),
+}
+# Logical unsigned types held in a wider signed storage type: the mask that wraps a result back into range.
+WRAP_MASK: dict[numpy.dtype, int] = {numpy.dtype(numpy.uint16): 0xFFFF, numpy.dtype(numpy.uint32): 0xFFFFFFFF}
+UINT64 = numpy.dtype(numpy.uint64)
+BOOL = numpy.dtype(numpy.bool_)
+INT64 = numpy.dtype(numpy.int64)
+FLOAT64 = numpy.dtype(numpy.float64)
+# A numpy dtype whose storage is not its own: the torch tensor must not be reinterpreted without care.
+WIDENED = frozenset({numpy.dtype(numpy.uint16), numpy.dtype(numpy.uint32), UINT64})
+
+ALL_TYPES = tuple(_NP_TO_TORCH)
+_DTYPE_CACHE: dict[Any, numpy.dtype] = {}
+
+
+def to_numpy_dtype(dtype: Any) -> numpy.dtype:
+    """``numpy.dtype(dtype)`` (cached), refusing types the module cannot hold with a TypeError."""
+    try:
+        return _DTYPE_CACHE[dtype]
+    except (KeyError, TypeError):
+        pass
+    if isinstance(dtype, torch.dtype):
+        dt = _TORCH_TO_NP[dtype]
+    else:
+        dt = numpy.dtype(dtype)
+    if dt not in _NP_TO_TORCH:
+        raise TypeError(f"dtype {dt!r} is not supported by ascend_compat.cupy (numeric and bool dtypes only)")
+    try:
+        _DTYPE_CACHE[dtype] = dt
+    except TypeError:  # unhashable dtype-like
+        pass
+    return dt
+
+
+def storage_dtype(dt: numpy.dtype) -> torch.dtype:
+    """The torch dtype that holds values of numpy dtype ``dt``."""
+    return _NP_TO_TORCH[dt]
+
+
+def logical_dtype(tdt: torch.dtype) -> numpy.dtype:
+    """The numpy dtype of a torch tensor wrapped as it is."""
+    try:
+        return _TORCH_TO_NP[tdt]
+    except KeyError:
+        raise TypeError(f"torch dtype {tdt} has no NumPy counterpart") from None
+
+
+def numpy_view_for_torch(arr: numpy.ndarray) -> numpy.ndarray:
+    """A host array in the storage dtype of ``arr.dtype`` (exact for every value)."""
+    dt = arr.dtype
+    if dt == UINT64:
+        return arr.view(numpy.int64)
+    if dt in WRAP_MASK:
+        return arr.astype(numpy.int32 if dt.itemsize == 2 else numpy.int64)
+    return arr
+
+
+def cast_tensor(t: torch.Tensor, src: numpy.dtype, dst: numpy.dtype) -> torch.Tensor:
+    """Convert storage tensor ``t`` holding ``src`` values into the storage of ``dst`` values (NumPy rules)."""
+    if src == dst:
+        return t
+    if src == UINT64 and dst.kind in "fc":  # the int64 bit pattern of values >= 2**63 is negative
+        f = t.to(torch.float64)
+        f = torch.where(t < 0, f + 18446744073709551616.0, f)
+        return f.to(_NP_TO_TORCH[dst])
+    if src.kind == "c" and dst.kind != "c":
+        t = t.real if dst.kind != "b" else t
+    if dst.kind == "b":
+        return t != 0
+    if dst in WRAP_MASK:
+        if t.dtype.is_floating_point:
+            t = t.to(torch.int64)
+        return (t.to(torch.int64) & WRAP_MASK[dst]).to(_NP_TO_TORCH[dst])
+    if dst == UINT64 and t.dtype.is_floating_point:
+        big = t >= 9223372036854775808.0
+        return torch.where(big, (t - 18446744073709551616.0), t).to(torch.int64)
+    return t.to(_NP_TO_TORCH[dst])

@@ -1,0 +1,290 @@
+"""User kernels: ``ElementwiseKernel``/``ReductionKernel`` whose bodies are simple C expressions are translated to
+array expressions (evaluated by walking a whitelisted syntax tree, never ``eval``); anything else (loops, pointers,
+``raw`` parameters, CUDA built-ins) and ``RawKernel``/``RawModule`` raise ``UnsupportedKernelError``."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any, Callable, Optional
+
+import numpy
+
+from ascend_compat.cupy import _reduction as R  # noqa: N812
+from ascend_compat.cupy import _ufuncs as U  # noqa: N812
+from ascend_compat.cupy._core import _wrap, asarray, ndarray
+
+
+class UnsupportedKernelError(NotImplementedError):
+    """A CUDA kernel that ascend_compat.cupy cannot run."""
+
+
+_C_TYPES = {"float": "float32", "double": "float64", "int": "int32", "long long": "int64", "long": "int64",
+            "unsigned int": "uint32", "unsigned char": "uint8", "char": "int8", "short": "int16", "bool": "bool",
+            "signed char": "int8", "unsigned short": "uint16", "unsigned long long": "uint64", "half": "float16",
+            "float16": "float16", "complex<float>": "complex64", "complex<double>": "complex128"}
+
+
+def _dtype_name(name: str) -> Optional[numpy.dtype]:
+    name = _C_TYPES.get(name, name)
+    if len(name) < 3:  # T, U, ...: type placeholders bound from the arguments
+        return None
+    try:
+        dt = numpy.dtype(name)
+    except TypeError:
+        return None
+    return dt if dt.kind in "biufc" else None
+
+
+def _parse_params(spec: str) -> list[tuple[str, str]]:
+    out = []
+    for part in [p.strip() for p in spec.split(",") if p.strip()]:
+        words = part.split()
+        if words[0] == "raw" or "*" in part:
+            raise UnsupportedKernelError(f"kernel parameter {part!r}: raw/pointer parameters index memory "
+                                         "directly; write the computation with array operations instead")
+        out.append((" ".join(words[:-1]), words[-1]))
+    return out
+
+
+_FUNCS: dict[str, Callable[..., Any]] = {
+    "exp": U.exp, "log": U.log, "sqrt": U.sqrt, "sin": U.sin, "cos": U.cos, "tan": U.tan, "tanh": U.tanh,
+    "abs": U.absolute, "fabs": U.fabs, "floor": U.floor, "ceil": U.ceil, "pow": U.power, "powf": U.power,
+    "max": U.maximum, "min": U.minimum, "fmax": U.fmax, "fmin": U.fmin, "log2": U.log2, "log10": U.log10,
+    "exp2": U.exp2, "atan2": U.arctan2, "hypot": U.hypot, "isnan": U.isnan, "isinf": U.isinf,
+    "isfinite": U.isfinite, "copysign": U.copysign, "round": U.rint, "rint": U.rint, "trunc": U.trunc,
+    "sinh": U.sinh, "cosh": U.cosh, "asin": U.arcsin, "acos": U.arccos, "atan": U.arctan, "log1p": U.log1p,
+    "expm1": U.expm1, "expf": U.exp, "logf": U.log, "sqrtf": U.sqrt, "rsqrt": lambda x: U.reciprocal(U.sqrt(x)),
+    "where": lambda c, a, b: _where(c, a, b),
+}
+_BINOPS = {ast.Add: U.add, ast.Sub: U.subtract, ast.Mult: U.multiply, ast.Div: U.true_divide, ast.Mod: U.fmod,
+           ast.BitAnd: U.bitwise_and, ast.BitOr: U.bitwise_or, ast.BitXor: U.bitwise_xor,
+           ast.LShift: U.left_shift, ast.RShift: U.right_shift}
+_CMPS = {ast.Lt: U.less, ast.LtE: U.less_equal, ast.Gt: U.greater, ast.GtE: U.greater_equal, ast.Eq: U.equal,
+         ast.NotEq: U.not_equal}
+
+
+def _where(c: Any, a: Any, b: Any) -> Any:
+    from ascend_compat.cupy._indexing import where
+
+    return where(c, a, b)
+
+
+def _to_python(expr: str) -> str:
+    """A C expression rewritten as Python syntax (``&&``/``||``/``!``, ``?:``, casts, ``1.0f`` literals)."""
+    e = re.sub(r"(\d+\.?\d*(?:[eE][-+]?\d+)?)[fF]\b", r"\1", expr)
+    e = re.sub(r"static_cast<\s*([\w ]+?)\s*>", r"_cast_\1", e)
+    e = re.sub(r"\(\s*(float|double|int|long long|bool|T|[a-z]+\d+)\s*\)\s*(?=[\w(])",
+               lambda m: f"_cast_{m.group(1).replace(' ', '_')}", e)
+    e = e.replace("&&", " and ").replace("||", " or ")
+    e = re.sub(r"!(?!=)", " not ", e)
+    if "?" in e:
+        if e.count("?") != 1 or e.count(":") != 1:
+            raise UnsupportedKernelError(f"nested conditional expression {expr!r} is not supported")
+        cond, rest = e.split("?")
+        a, b = rest.split(":")
+        e = f"where({cond}, {a}, {b})"
+    return e.strip()
+
+
+class _Evaluator:
+    def __init__(self, env: dict[str, Any], types: dict[str, numpy.dtype]) -> None:
+        self.env, self.types = env, types
+
+    def run(self, expr: str) -> Any:
+        try:
+            tree = ast.parse(_to_python(expr), mode="eval")
+        except SyntaxError:
+            raise UnsupportedKernelError(f"kernel expression {expr!r} is not a simple C expression") from None
+        return self.visit(tree.body)
+
+    def visit(self, node: ast.AST) -> Any:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool)):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id not in self.env:
+                raise UnsupportedKernelError(f"unknown name {node.id!r} in kernel body")
+            return self.env[node.id]
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+            return _BINOPS[type(node.op)](self.visit(node.left), self.visit(node.right))
+        if isinstance(node, ast.UnaryOp):
+            v = self.visit(node.operand)
+            ops = {ast.USub: U.negative, ast.UAdd: U.positive, ast.Not: U.logical_not, ast.Invert: U.invert}
+            return ops[type(node.op)](v)
+        if isinstance(node, ast.BoolOp):
+            fn = U.logical_and if isinstance(node.op, ast.And) else U.logical_or
+            vals = [self.visit(v) for v in node.values]
+            res = vals[0]
+            for v in vals[1:]:
+                res = fn(res, v)
+            return res
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _CMPS:
+            return _CMPS[type(node.ops[0])](self.visit(node.left), self.visit(node.comparators[0]))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+            args = [self.visit(a) for a in node.args]
+            name = node.func.id
+            if name.startswith("_cast_"):
+                dt = self.types.get(name[6:]) or _dtype_name(name[6:].replace("_", " "))
+                if dt is None or len(args) != 1:
+                    raise UnsupportedKernelError(f"cast {name[6:]!r} is not supported")
+                return asarray(args[0]).astype(dt)
+            if name in _FUNCS:
+                return _FUNCS[name](*args)
+            raise UnsupportedKernelError(f"function {name!r} is not supported in translated kernels")
+        raise UnsupportedKernelError(f"construct {ast.dump(node)[:60]!r} is not supported in translated kernels")
+
+
+def _bind(params: list[tuple[str, str]], args: Any, types: dict[str, numpy.dtype]) -> dict[str, Any]:
+    env: dict[str, Any] = {}
+    for (tp, name), value in zip(params, args):
+        if isinstance(value, numpy.ndarray):
+            raise TypeError("Unsupported type <class 'numpy.ndarray'>")
+        fixed = _dtype_name(tp)
+        if isinstance(value, ndarray):
+            if fixed is None:
+                if tp in types and types[tp] != value._dtype:
+                    raise TypeError(f"Type is mismatched. {name} {value._dtype} {types[tp]}")
+                types.setdefault(tp, value._dtype)
+            elif value._dtype != fixed:
+                value = value.astype(fixed)
+        env[name] = value
+    for (tp, name), value in zip(params, args):
+        if not isinstance(value, ndarray):
+            dt = _dtype_name(tp) or types.get(tp)
+            env[name] = asarray(value, dtype=dt) if dt is not None else value
+    return env
+
+
+class ElementwiseKernel:
+    """``cupy.ElementwiseKernel`` for bodies made of assignments of simple C expressions."""
+
+    def __init__(self, in_params: str, out_params: str, operation: str, name: str = "kernel",
+                 reduce_dims: bool = True, preamble: str = "", no_return: bool = False, return_tuple: bool = False,
+                 **kwargs: Any) -> None:
+        if preamble.strip():
+            raise UnsupportedKernelError(f"ElementwiseKernel {name!r}: a preamble (C helper functions) cannot be "
+                                         "translated; write the helpers as Python functions over arrays")
+        self.in_params, self.out_params = _parse_params(in_params), _parse_params(out_params)
+        self.nin, self.nout, self.nargs = len(self.in_params), len(self.out_params), 0
+        self.nargs = self.nin + self.nout
+        self.name, self.operation, self.return_tuple = name, operation, return_tuple
+        self._stmts = [s.strip() for s in operation.split(";") if s.strip()]
+        for s in self._stmts:
+            if re.search(r"\b(for|while|if|return|__syncthreads|threadIdx|blockIdx|atomic\w*)\b|\[", s):
+                raise UnsupportedKernelError(f"ElementwiseKernel {name!r}: statement {s!r} uses loops, control "
+                                             "flow, indexing or CUDA built-ins; only assignments of expressions "
+                                             "are translated")
+
+    def __call__(self, *args: Any, size: Any = None, block_size: Any = None, **kwargs: Any) -> Any:
+        if len(args) not in (self.nin, self.nargs):
+            raise TypeError(f"Wrong number of arguments for {self.name!r}")
+        types: dict[str, numpy.dtype] = {}
+        env = _bind(self.in_params, args[: self.nin], types)
+        outs = list(args[self.nin:])
+        for (tp, _), o in zip(self.out_params, outs):
+            if isinstance(o, ndarray) and _dtype_name(tp) is None:
+                types.setdefault(tp, o._dtype)
+        env.update({name: o for (_, name), o in zip(self.out_params, outs)})
+        ev = _Evaluator(env, types)
+        for stmt in self._stmts:
+            self._exec(ev, stmt, env, types)
+        return self._collect(env, outs, types)
+
+    def _exec(self, ev: _Evaluator, stmt: str, env: dict[str, Any], types: dict[str, numpy.dtype]) -> None:
+        m = re.fullmatch(r"(?:(?:const\s+)?([\w<> ]+?)\s+)?(\w+)\s*([-+*/|&^]?=)\s*(.+)", stmt, re.S)
+        if not m:
+            raise UnsupportedKernelError(f"statement {stmt!r} is not an assignment of an expression")
+        decl, target, op, expr = m.groups()
+        value = ev.run(expr)
+        if op != "=":
+            value = ev.run(f"{target} {op[0]} ({expr})") if target in env else value
+        if decl:
+            dt = _dtype_name(decl) or types.get(decl)
+            value = asarray(value).astype(dt) if dt is not None else value
+        env[target] = value
+
+    def _collect(self, env: dict[str, Any], outs: list[Any], types: dict[str, numpy.dtype]) -> Any:
+        from ascend_compat.cupy._manipulation import broadcast_arrays
+
+        ins = [v for v in (env[n] for _, n in self.in_params) if isinstance(v, ndarray)]
+        shape = broadcast_arrays(*ins)[0].shape if ins else ()
+        results = []
+        for i, (tp, name) in enumerate(self.out_params):
+            val = env.get(name)
+            if val is None:
+                raise UnsupportedKernelError(f"output {name!r} is never assigned in {self.name!r}")
+            dt = _dtype_name(tp) or types.get(tp) or asarray(val)._dtype
+            if i < len(outs) and isinstance(outs[i], ndarray):
+                outs[i][...] = val
+                results.append(outs[i])
+            else:
+                v = asarray(val).astype(dt, copy=False)
+                results.append(v if v.shape == shape else _wrap(v._t.expand(shape).clone(), v._dtype))
+        return results[0] if len(results) == 1 and not self.return_tuple else tuple(results)
+
+
+class ReductionKernel:
+    """``cupy.ReductionKernel`` whose reduce_expr is a sum, product, max or min of ``a`` and ``b``."""
+
+    _REDUCERS = {"a+b": "sum", "b+a": "sum", "a*b": "prod", "b*a": "prod", "max(a,b)": "max", "max(b,a)": "max",  # noqa: RUF012
+                 "min(a,b)": "min", "min(b,a)": "min", "a&&b": "all", "a||b": "any"}
+
+    def __init__(self, in_params: str, out_params: str, map_expr: str, reduce_expr: str, post_map_expr: str,
+                 identity: Any, name: str = "reduce_kernel", reduce_type: Optional[str] = None,
+                 reduce_dims: bool = True, preamble: str = "", **kwargs: Any) -> None:
+        kind = self._REDUCERS.get(re.sub(r"\s+", "", reduce_expr))
+        if kind is None:
+            raise UnsupportedKernelError(f"ReductionKernel {name!r}: reduce_expr {reduce_expr!r} is not one of "
+                                         "a + b, a * b, max(a, b), min(a, b); use the matching reduction function")
+        if preamble.strip():
+            raise UnsupportedKernelError(f"ReductionKernel {name!r}: a preamble cannot be translated")
+        self.in_params, self.out_params = _parse_params(in_params), _parse_params(out_params)
+        self.nin, self.nout = len(self.in_params), len(self.out_params)
+        self.name, self._kind, self._map, self._post = name, kind, map_expr, post_map_expr
+        self._reduce_type = reduce_type
+
+    def __call__(self, *args: Any, axis: Any = None, keepdims: bool = False, out: Any = None,
+                 **kwargs: Any) -> ndarray:
+        types: dict[str, numpy.dtype] = {}
+        env = _bind(self.in_params, args[: self.nin], types)
+        mapped = asarray(_Evaluator(env, types).run(self._map))
+        if self._reduce_type:
+            dt = _dtype_name(self._reduce_type) or types.get(self._reduce_type)
+            mapped = mapped.astype(dt) if dt is not None else mapped
+        fn = {"sum": R.sum, "prod": R.prod, "max": R.amax, "min": R.amin, "all": R.all, "any": R.any}[self._kind]
+        a = fn(mapped, axis=axis, keepdims=keepdims) if self._kind in ("max", "min", "all", "any") else fn(
+            mapped, axis=axis, dtype=mapped._dtype, keepdims=keepdims)
+        tp, name = self.out_params[0]
+        post = self._post.strip()
+        m = re.fullmatch(r"(\w+)\s*=\s*(.+)", post, re.S)
+        if not m or m.group(1) != name:
+            raise UnsupportedKernelError(f"post_map_expr {post!r} must assign the output {name!r}")
+        env2 = dict(env, a=a, _in_ind=None)
+        val = asarray(_Evaluator(env2, types).run(m.group(2)))
+        dt = _dtype_name(tp) or types.get(tp) or val._dtype
+        if out is not None:
+            out[...] = val
+            return out
+        return val.astype(dt, copy=False)
+
+
+def _raw(api: str) -> type:
+    class _Raw:
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            raise UnsupportedKernelError(
+                f"cupy.{api} compiles CUDA C++ source, which cannot run on Ascend NPUs: rewrite the kernel with "
+                "array operations (or ElementwiseKernel with a simple expression), or as an Ascend C / Triton "
+                "kernel (see `ascend-compat scaffold`)")
+    _Raw.__name__ = _Raw.__qualname__ = api
+    return _Raw
+
+
+RawKernel = _raw("RawKernel")
+RawModule = _raw("RawModule")
+
+
+def fuse(*args: Any, **kwargs: Any) -> Any:
+    """``cupy.fuse``: the function runs as written (array operations), without kernel fusion."""
+    if len(args) == 1 and callable(args[0]) and not kwargs:
+        return args[0]
+    return lambda f: f

@@ -1,0 +1,234 @@
+"""Operators and methods of ``ndarray``, attached here so that each is defined once, beside its function."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy
+import torch
+
+from ascend_compat.cupy import _indexing as I  # noqa: N812
+from ascend_compat.cupy import _manipulation as M  # noqa: N812
+from ascend_compat.cupy import _reduction as R  # noqa: N812
+from ascend_compat.cupy import _stats as S  # noqa: N812
+from ascend_compat.cupy import _ufuncs as U  # noqa: N812
+from ascend_compat.cupy._core import _root, _wrap, asarray, ndarray
+from ascend_compat.cupy._dtypes import cast_tensor, storage_dtype, to_numpy_dtype
+
+_OPERAND_TYPES = (ndarray, int, float, complex, numpy.generic, numpy.ndarray)
+
+
+def _binary(uf: Any, reflected: bool = False) -> Any:
+    def op(self: ndarray, other: Any) -> Any:
+        if not isinstance(other, _OPERAND_TYPES):
+            if isinstance(other, (list, tuple)):
+                other = asarray(other)
+            elif uf.name in ("equal", "not_equal") and not hasattr(other, "__array_priority__"):
+                # NumPy compares with an arbitrary object elementwise: all unequal
+                return _wrap(torch.full(self._t.shape, uf.name == "not_equal", dtype=torch.bool,
+                                        device=self._t.device))
+            else:
+                return NotImplemented
+        return uf(other, self) if reflected else uf(self, other)
+    return op
+
+
+def _inplace(uf: Any) -> Any:
+    def op(self: ndarray, other: Any) -> ndarray:
+        if isinstance(other, (list, tuple)):
+            other = asarray(other)
+        return uf(self, other, out=self)
+    return op
+
+
+_BINOPS = {"add": U.add, "sub": U.subtract, "mul": U.multiply, "truediv": U.true_divide,
+           "floordiv": U.floor_divide, "mod": U.remainder, "pow": U.power, "and": U.bitwise_and,
+           "or": U.bitwise_or, "xor": U.bitwise_xor, "lshift": U.left_shift, "rshift": U.right_shift}
+for _n, _uf in _BINOPS.items():
+    setattr(ndarray, f"__{_n}__", _binary(_uf))
+    setattr(ndarray, f"__r{_n}__", _binary(_uf, reflected=True))
+    setattr(ndarray, f"__i{_n}__", _inplace(_uf))
+for _n, _uf in {"eq": U.equal, "ne": U.not_equal, "lt": U.less, "le": U.less_equal, "gt": U.greater,
+                "ge": U.greater_equal}.items():
+    setattr(ndarray, f"__{_n}__", _binary(_uf))
+ndarray.__divmod__ = _binary(U.divmod)
+ndarray.__rdivmod__ = _binary(U.divmod, reflected=True)
+ndarray.__neg__ = lambda self: U.negative(self)
+ndarray.__pos__ = lambda self: U.positive(self)
+ndarray.__abs__ = lambda self: U.absolute(self)
+ndarray.__invert__ = lambda self: U.invert(self)
+
+
+def _matmul(self: ndarray, other: Any) -> Any:
+    from ascend_compat.cupy._linalg_top import matmul
+
+    return matmul(self, other) if isinstance(other, (ndarray, numpy.ndarray)) else NotImplemented
+
+
+def _rmatmul(self: ndarray, other: Any) -> Any:
+    from ascend_compat.cupy._linalg_top import matmul
+
+    return matmul(other, self) if isinstance(other, numpy.ndarray) else NotImplemented
+
+
+ndarray.__matmul__ = _matmul
+ndarray.__rmatmul__ = _rmatmul
+ndarray.__getitem__ = I.getitem
+ndarray.__setitem__ = I.setitem
+
+
+def astype(self: ndarray, dtype: Any, order: str = "K", casting: Any = None, subok: Any = None,
+           copy: bool = True) -> ndarray:
+    """A copy cast to ``dtype`` (no copy when ``copy=False`` and nothing changes)."""
+    dt = to_numpy_dtype(dtype)
+    order = order.upper() if isinstance(order, str) else "K"
+    if casting is not None and not numpy.can_cast(self._dtype, dt, casting):
+        raise TypeError(f"Cannot cast array data from {self._dtype!r} to {dt!r} according to the rule {casting!r}")
+    if dt == self._dtype and not copy and (order in ("K", "A") or self.flags[order]):
+        return self
+    t = cast_tensor(self._t, self._dtype, dt)
+    if t is self._t or t.data_ptr() == self._t.data_ptr():
+        return self.copy(order=order) if dt == self._dtype else _wrap(t.clone(), dt)
+    res = _wrap(t, dt)
+    return res if order in ("K", "A") or res.flags[order] else res.copy(order=order)
+
+
+def copy(self: ndarray, order: str = "C") -> ndarray:
+    """A copy of the array in memory order ``order`` ("C", "F", "A" or "K")."""
+    t = self._t
+    order = order.upper() if isinstance(order, str) else "K"
+    if order in ("A", "K"):
+        f = self.flags.f_contiguous and not self.flags.c_contiguous
+        order = "F" if f else "C"
+        if order == "C" and order == "K" and not self.flags.c_contiguous:
+            return _wrap(t.clone(memory_format=torch.preserve_format), self._dtype)
+    if order == "F" and t.dim() > 1:
+        rev = list(range(t.dim() - 1, -1, -1))
+        return _wrap(t.permute(*rev).contiguous().permute(*rev), self._dtype)
+    if order not in ("C", "F"):
+        raise ValueError(f"order not understood: {order!r}")
+    return _wrap(t.contiguous() if not t.is_contiguous() else t.clone(), self._dtype)
+
+
+def view(self: ndarray, dtype: Any = None, type: Any = None) -> ndarray:
+    """A view of the same memory, optionally reinterpreted as ``dtype``."""
+    if dtype is None or (isinstance(dtype, type.__class__) and issubclass(dtype, ndarray)):
+        return _wrap(self._t.view(self._t.shape), self._dtype, base=_root(self))
+    dt = to_numpy_dtype(dtype)
+    if dt == self._dtype:
+        return _wrap(self._t.view(self._t.shape), dt, base=_root(self))
+    src = self._t
+    from ascend_compat.cupy._core import _export_tensor
+
+    if self._dtype.itemsize != src.element_size() or dt.itemsize != torch.empty(
+            0, dtype=storage_dtype(dt)).element_size():
+        return _wrap(_export_tensor(self).view(_unsigned_or(dt)), None)
+    if self.ndim == 0 and dt.itemsize != self._dtype.itemsize:
+        raise ValueError("Changing the dtype of a 0d array is only supported if the itemsize is unchanged")
+    if self.ndim and self._t.stride(-1) != 1 and dt.itemsize != self._dtype.itemsize:
+        raise ValueError("To change to a dtype of a different size, the last axis must be contiguous")
+    return _wrap(src.view(storage_dtype(dt)), dt, base=_root(self))
+
+
+def _unsigned_or(dt: numpy.dtype) -> torch.dtype:
+    return {"u2": torch.uint16, "u4": torch.uint32, "u8": torch.uint64}.get(dt.str[1:], storage_dtype(dt))
+
+
+def fill(self: ndarray, value: Any) -> None:
+    self[...] = value
+
+
+def _real(self: ndarray) -> ndarray:
+    if self._dtype.kind == "c":
+        return _wrap(torch.view_as_real(self._t)[..., 0], numpy.dtype(self._dtype.char.lower()), base=self)
+    return self
+
+
+def _set_real(self: ndarray, value: Any) -> None:
+    _real(self)[...] = value
+
+
+def _imag(self: ndarray) -> ndarray:
+    if self._dtype.kind == "c":
+        return _wrap(torch.view_as_real(self._t)[..., 1], numpy.dtype(self._dtype.char.lower()), base=self)
+    res = _wrap(torch.zeros_like(self._t), self._dtype)
+    return res
+
+
+def _set_imag(self: ndarray, value: Any) -> None:
+    if self._dtype.kind != "c":
+        raise TypeError("array does not have imaginary part to set")
+    _imag(self)[...] = value
+
+
+def _flatten(self: ndarray, order: str = "C") -> ndarray:
+    r = M.ravel(self, order)
+    return r.copy() if r._t.data_ptr() == self._t.data_ptr() and r.size else r
+
+
+def _reshape(self: ndarray, *shape: Any, order: str = "C", copy: Any = None) -> ndarray:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return M.reshape(self, shape, order=order, copy=copy)
+
+
+def _transpose(self: ndarray, *axes: Any) -> ndarray:
+    if len(axes) == 1 and (isinstance(axes[0], (tuple, list)) or axes[0] is None):
+        axes = axes[0]
+    return M.transpose(self, axes or None)
+
+
+def _trace(self: ndarray, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
+           out: Any = None) -> ndarray:
+    return R.sum(I.diagonal(self, offset, axis1, axis2), -1, dtype, out)
+
+
+def _sort(self: ndarray, axis: int = -1, kind: Any = None, order: Any = None) -> None:
+    from ascend_compat.cupy._sorting import sort
+
+    if self.ndim == 0:
+        raise numpy.exceptions.AxisError("Sorting arrays with the rank of zero is not supported")
+    if not self.flags.c_contiguous:
+        raise NotImplementedError("Sorting non-contiguous array is not supported.")
+    self[...] = sort(self, axis)
+
+
+_METHODS = {
+    "astype": astype, "copy": copy, "view": view, "fill": fill, "flatten": _flatten, "reshape": _reshape,
+    "transpose": _transpose, "ravel": M.ravel, "swapaxes": M.swapaxes, "squeeze": M.squeeze, "repeat": M.repeat,
+    "take": I.take, "put": I.put, "choose": I.choose, "nonzero": I.nonzero, "compress": lambda s, c, axis=None,
+    out=None: I.compress(c, s, axis, out), "diagonal": I.diagonal, "trace": _trace,
+    "sum": R.sum, "prod": R.prod, "mean": R.mean, "var": R.var, "std": R.std, "max": R.amax, "min": R.amin,
+    "argmax": R.argmax, "argmin": R.argmin, "all": R.all, "any": R.any, "cumsum": R.cumsum, "cumprod": R.cumprod,
+    "ptp": S.ptp, "conj": U.conjugate, "conjugate": U.conjugate, "sort": _sort,
+}
+for _n, _f in _METHODS.items():
+    setattr(ndarray, _n, _f)
+ndarray.real = property(_real, _set_real)
+ndarray.imag = property(_imag, _set_imag)
+
+
+def _late(name: str, module: str) -> Any:
+    def method(self: ndarray, *args: Any, **kwargs: Any) -> Any:
+        import importlib
+
+        return getattr(importlib.import_module(f"ascend_compat.cupy.{module}"), name)(self, *args, **kwargs)
+    method.__name__ = name
+    return method
+
+
+def _partition(self: ndarray, kth: Any, axis: int = -1, kind: str = "introselect", order: Any = None) -> None:
+    from ascend_compat.cupy._sorting import partition
+
+    if not self.flags.c_contiguous:
+        raise NotImplementedError("Sorting non-contiguous array is not supported.")
+    self[...] = partition(self, kth, axis)
+
+
+ndarray.partition = _partition
+for _n in ("argsort", "argpartition", "searchsorted"):
+    setattr(ndarray, _n, _late(_n, "_sorting"))
+for _n in ("clip", "round"):
+    setattr(ndarray, _n, _late(_n, "_extra"))
+ndarray.dot = _late("dot", "_linalg_top")
+ndarray.__round__ = _late("round", "_extra")

@@ -1,0 +1,134 @@
+"""``pad``: every mode is an index map (edge, wrap, reflect, symmetric) or a concatenation of computed borders
+(constant, empty, linear_ramp, maximum, minimum, mean, median), one axis at a time."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy
+import torch
+
+from ascend_compat.cupy._core import _wrap, asarray, ndarray
+from ascend_compat.cupy._manipulation import concatenate
+
+_STAT_MODES = ("maximum", "minimum", "mean", "median")
+
+
+def _pairs(value: Any, ndim: int, name: str) -> list[tuple[Any, Any]]:
+    """NumPy's broadcasting of ``pad_width``-like arguments to one (before, after) pair per axis."""
+    if value is None:
+        return [(None, None)] * ndim
+    arr = numpy.asarray(value.get() if isinstance(value, ndarray) else value)
+    try:
+        arr = numpy.broadcast_to(arr, (ndim, 2))
+    except ValueError:
+        raise ValueError(f"operands could not be broadcast together with remapped shapes: {name} "
+                         f"{numpy.shape(value)} for an array of dimension {ndim}") from None
+    return [(arr[i, 0].item(), arr[i, 1].item()) for i in range(ndim)]
+
+
+def _index_map(mode: str, n: int, before: int, after: int, device: torch.device) -> torch.Tensor:
+    i = torch.arange(-before, n + after, device=device)
+    if mode == "edge":
+        return i.clamp(0, n - 1)
+    if mode == "wrap":
+        return i % n
+    if mode == "reflect":
+        if n == 1:
+            return torch.zeros_like(i)
+        j = i % (2 * n - 2)
+        return torch.where(j >= n, 2 * n - 2 - j, j)
+    j = i % (2 * n)  # symmetric
+    return torch.where(j >= n, 2 * n - 1 - j, j)
+
+
+def _border(a: ndarray, axis: int, width: int, fill: Callable[[], ndarray]) -> ndarray:
+    shape = list(a.shape)
+    shape[axis] = width
+    return _wrap(fill()._t.expand(shape).clone(), a._dtype) if width else _wrap(
+        torch.empty(shape, dtype=a._t.dtype, device=a._t.device), a._dtype)
+
+
+def _stat(a: ndarray, axis: int, mode: str, length: Any, side: str) -> ndarray:
+    from ascend_compat.cupy import _reduction, _stats
+
+    n = a.shape[axis]
+    k = n if length is None else max(min(int(length), n), 1)
+    part = a[(slice(None),) * axis + ((slice(0, k),) if side == "before" else (slice(n - k, n),))]
+    fn = {"maximum": _reduction.amax, "minimum": _reduction.amin, "mean": _reduction.mean,
+          "median": _stats.median}[mode]
+    res = fn(part, axis=axis, keepdims=True)
+    if a._dtype.kind in "iu" and mode in ("mean", "median"):
+        from ascend_compat.cupy._ufuncs import rint
+
+        res = rint(res)
+    return res.astype(a._dtype)
+
+
+def _ramp(a: ndarray, axis: int, width: int, end: Any, side: str) -> ndarray:
+    from ascend_compat.cupy._creation import linspace
+    from ascend_compat.cupy._manipulation import squeeze
+
+    n = a.shape[axis]
+    edge = squeeze(a[(slice(None),) * axis + ((slice(0, 1),) if side == "before" else (slice(n - 1, n),))], axis)
+    edge = edge.astype(numpy.float64)
+    endv = edge * 0 + float(end)
+    ramp = linspace(endv, edge, width + 1, axis=axis) if side == "before" else linspace(edge, endv, width + 1,
+                                                                                         axis=axis)
+    r = ramp[(slice(None),) * axis + ((slice(0, width),) if side == "before" else (slice(1, width + 1),))]
+    if a._dtype.kind in "iu":
+        from ascend_compat.cupy._ufuncs import trunc
+
+        r = trunc(r)
+    return r.astype(a._dtype)
+
+
+def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> ndarray:
+    """Pad ``array`` as ``numpy.pad`` does."""
+    a = asarray(array)
+    if callable(mode):
+        raise NotImplementedError("pad with a callable mode is not supported by ascend_compat.cupy")
+    widths = [(int(b), int(e)) for b, e in _pairs(pad_width, a.ndim, "pad_width")]
+    if any(b < 0 or e < 0 for b, e in widths):
+        raise ValueError("index can't contain negative values")
+    odd = kwargs.get("reflect_type", "even") == "odd"
+    out = a
+    for axis, (before, after) in enumerate(widths):
+        if not before and not after:
+            continue
+        n = out.shape[axis]
+        if mode in ("edge", "wrap", "reflect", "symmetric"):
+            if n == 0:
+                raise ValueError(f"can't extend empty axis {axis} using modes other than 'constant' or 'empty'")
+            idx = _index_map(mode, n, before, after, out._t.device)
+            sel = torch.index_select(out._t, axis, idx)
+            if odd and mode in ("reflect", "symmetric"):
+                if max(before, after) > n - (mode == "reflect"):
+                    raise NotImplementedError("reflect_type='odd' wider than the array is not supported")
+                t = out._t
+                lo_e, hi_e = t.narrow(axis, 0, 1), t.narrow(axis, n - 1, 1)
+                parts = [2 * lo_e - sel.narrow(axis, 0, before), t, 2 * hi_e - sel.narrow(axis, before + n, after)]
+                sel = torch.cat(parts, axis).to(t.dtype)
+            out = _wrap(sel, a._dtype)
+            continue
+        if mode in ("constant", "empty"):
+            values = _pairs(kwargs.get("constant_values", 0), a.ndim, "constant_values")[axis]
+            lo = _border(out, axis, before, lambda v=values[0]: asarray(numpy.array(v).astype(a._dtype)))
+            hi = _border(out, axis, after, lambda v=values[1]: asarray(numpy.array(v).astype(a._dtype)))
+        elif mode in _STAT_MODES:
+            if n == 0:
+                raise ValueError(f"can't extend empty axis {axis} using modes other than 'constant' or 'empty'")
+            lengths = _pairs(kwargs.get("stat_length"), a.ndim, "stat_length")[axis]
+            lo = _border(out, axis, before, lambda o=out, ln=lengths[0], ax=axis: _stat(o, ax, mode, ln, "before"))
+            hi = _border(out, axis, after, lambda o=out, ln=lengths[1], ax=axis: _stat(o, ax, mode, ln, "after"))
+        elif mode == "linear_ramp":
+            ends = _pairs(kwargs.get("end_values", 0), a.ndim, "end_values")[axis]
+            lo = _ramp(out, axis, before, ends[0], "before") if before else _border(out, axis, 0, None)
+            hi = _ramp(out, axis, after, ends[1], "after") if after else _border(out, axis, 0, None)
+        else:
+            raise ValueError(f"mode '{mode}' is not supported")
+        out = concatenate([lo, out, hi], axis)
+    return out if out is not a else a.copy()
+
+
+__all__ = ["pad"]

@@ -1,0 +1,311 @@
+"""Reductions (sum/prod/min/max/arg*/all/any/mean/var/std, their nan* forms), scans, and ufunc.reduce/accumulate/at.
+
+Result dtypes come from NumPy itself, asked once per (function, dtype, arguments) on a one-element host array.
+"""
+
+from __future__ import annotations
+
+import builtins
+import warnings
+from typing import Any, Callable, Optional
+
+import numpy
+import torch
+
+from ascend_compat.cupy import _dtypes
+from ascend_compat.cupy._core import _wrap, asarray, ndarray
+from ascend_compat.cupy._dtypes import cast_tensor, storage_dtype, to_numpy_dtype
+from ascend_compat.cupy._manipulation import normalize_axes, normalize_axis
+
+_DT_CACHE: dict[Any, numpy.dtype] = {}
+_any, _max = builtins.any, builtins.max
+
+
+def result_dtype(fn: Callable[..., Any], dt: numpy.dtype, **kw: Any) -> numpy.dtype:
+    """The dtype NumPy's ``fn`` returns for a ``dt`` input with keyword arguments ``kw`` (cached)."""
+    key = (fn, dt, tuple(sorted(kw.items())))
+    res = _DT_CACHE.get(key)
+    if res is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = numpy.asarray(fn(numpy.ones((1,), dt), **kw)).dtype
+        res = _DT_CACHE[key] = to_numpy_dtype(res)
+    return res
+
+
+# sum's result dtype for each input dtype, where torch.sum's own promotion gives the same storage (not bool).
+_SUM_DT = {dt: result_dtype(numpy.sum, dt) for dt in _dtypes.ALL_TYPES if dt.kind != "b"}
+
+
+def _prep(a: Any, axis: Any) -> tuple[ndarray, tuple[int, ...]]:
+    a = a if isinstance(a, ndarray) else asarray(a)
+    return a, normalize_axes(axis, a.ndim)
+
+
+def _finish(t: torch.Tensor, dt: numpy.dtype, out: Optional[ndarray], src: numpy.dtype) -> ndarray:
+    if t.dtype != storage_dtype(dt):
+        t = cast_tensor(t, src, dt)
+    mask = _dtypes.WRAP_MASK.get(dt)
+    if mask is not None:
+        t = t & mask
+    if out is None:
+        return _wrap(t, dt)
+    if not isinstance(out, ndarray):
+        raise TypeError("out must be an ascend_compat.cupy.ndarray")
+    if out.shape != tuple(t.shape):
+        raise ValueError(f"output parameter has the wrong shape {out.shape}, expected {tuple(t.shape)}")
+    out._t.copy_(cast_tensor(t, dt, out._dtype))
+    return out
+
+
+def _reduce(t: torch.Tensor, fn: Callable[..., torch.Tensor], axes: tuple[int, ...], keepdims: bool,
+            ndim: int) -> torch.Tensor:
+    if not axes:
+        return t.clone()
+    if ndim == 0:
+        return fn(t.reshape(1), dim=0, keepdim=False)
+    return fn(t, dim=axes, keepdim=keepdims)
+
+
+def _apply_where(a: ndarray, where: Any, fill: Any) -> torch.Tensor:
+    if where is True:
+        return a._t
+    mask = asarray(where)._t
+    return torch.where(mask, a._t, torch.tensor(fill, dtype=a._t.dtype, device=a._t.device))
+
+
+def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+        initial: Any = None, where: Any = True) -> ndarray:
+    if axis is None and dtype is None and out is None and not keepdims and initial is None and where is True \
+            and type(a) is ndarray:  # the common call, kept cheap
+        dt = _SUM_DT.get(a._dtype)
+        if dt is not None:
+            r = torch.sum(a._t)
+            return _wrap(r if r.dtype == storage_dtype(dt) else r.to(storage_dtype(dt)), dt)
+    a, axes = _prep(a, axis)
+    dt = result_dtype(numpy.sum, a._dtype, dtype=dtype)
+    t = cast_tensor(_apply_where(a, where, 0), a._dtype, dt)
+    if dt.kind == "b":
+        r = _reduce(t.to(torch.uint8), torch.amax, axes, keepdims, a.ndim).bool() if t.numel() else \
+            _reduce(t, torch.sum, axes, keepdims, a.ndim) != 0
+    else:
+        r = _reduce(t, torch.sum, axes, keepdims, a.ndim)
+    if initial is not None:
+        r = r + initial
+    return _finish(r, dt, out, dt)
+
+
+def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+         initial: Any = None, where: Any = True) -> ndarray:
+    a, axes = _prep(a, axis)
+    dt = result_dtype(numpy.prod, a._dtype, dtype=dtype)
+    t = cast_tensor(_apply_where(a, where, 1), a._dtype, dt)
+    if t.dtype == torch.bool:
+        t = t.to(torch.uint8)
+    r = t.clone() if not axes else t
+    for ax in sorted(axes, reverse=True):  # torch.prod reduces one dimension at a time
+        r = torch.prod(r, dim=ax, keepdim=keepdims)
+    if a.ndim == 0:
+        r = t.clone()
+    if initial is not None:
+        r = r * initial
+    return _finish(r, dt, out, dt)
+
+
+def _minmax(a: Any, axis: Any, out: Any, keepdims: bool, initial: Any, where: Any, fn: Any, name: str) -> ndarray:
+    a, axes = _prep(a, axis)
+    t = a._t
+    if where is not True:
+        if initial is None:
+            raise ValueError(f"reduction operation '{name}' does not have an identity, so to use a where mask one "
+                             "has to specify 'initial'")
+        t = torch.where(asarray(where)._t, t, torch.tensor(initial, dtype=t.dtype, device=t.device))
+    if initial is None and (_any(a.shape[ax] == 0 for ax in axes) or (a.ndim == 0 and a.size == 0)):
+        raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+    if a._dtype == _dtypes.UINT64:
+        t = cast_tensor(t, a._dtype, _dtypes.FLOAT64) if bool((t < 0).any()) else t
+    work = t.to(torch.uint8) if t.dtype == torch.bool else t
+    if work.is_complex():
+        from ascend_compat.cupy._ufuncs import maximum, minimum
+
+        return _fold(maximum if name == "maximum" else minimum, a, axes, keepdims, out, initial)
+    if a.size == 0:
+        shape = [1 if i in axes else s for i, s in enumerate(a.shape)] if keepdims else [
+            s for i, s in enumerate(a.shape) if i not in axes]
+        r = torch.full(shape, 0 if initial is None else initial, dtype=work.dtype, device=work.device)
+    else:
+        r = _reduce(work, fn, axes, keepdims, a.ndim)
+        if initial is not None:
+            r = (torch.maximum if name == "maximum" else torch.minimum)(r, torch.tensor(initial, dtype=r.dtype,
+                                                                                         device=r.device))
+    return _finish(r.to(t.dtype) if t.dtype == torch.bool else r, a._dtype, out, a._dtype)
+
+
+def amax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,
+         where: Any = True) -> ndarray:
+    return _minmax(a, axis, out, keepdims, initial, where, torch.amax, "maximum")
+
+
+def amin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,
+         where: Any = True) -> ndarray:
+    return _minmax(a, axis, out, keepdims, initial, where, torch.amin, "minimum")
+
+
+max = amax
+min = amin
+
+
+def _fold(uf: Any, a: ndarray, axes: tuple[int, ...], keepdims: bool, out: Any, initial: Any) -> ndarray:
+    """Reduce with a binary ufunc one slice at a time (dtypes torch has no reduction kernel for)."""
+    from ascend_compat.cupy._manipulation import moveaxis
+
+    r = a
+    for ax in sorted(axes, reverse=True):
+        m = moveaxis(r, ax, 0)
+        acc = m[0]
+        for i in range(1, m.shape[0]):
+            acc = uf(acc, m[i])
+        r = acc
+        if keepdims:
+            r = r.reshape(r.shape[:ax] + (1,) + r.shape[ax:])  # noqa: RUF005
+    if initial is not None:
+        r = uf(r, initial)
+    return _finish(r._t, r._dtype, out, r._dtype)
+
+
+def _arg(a: Any, axis: Any, out: Any, keepdims: bool, fn: Any, name: str) -> ndarray:
+    a = asarray(a)
+    if a.size == 0 and (axis is None or a.shape[normalize_axis(axis, a.ndim)] == 0):
+        raise ValueError(f"attempt to get {name} of an empty sequence")
+    if a.size == 0:
+        ax = normalize_axis(axis, a.ndim)
+        shape = [1 if i == ax else s for i, s in enumerate(a.shape)] if keepdims else [
+            s for i, s in enumerate(a.shape) if i != ax]
+        return _finish(torch.zeros(shape, dtype=torch.int64, device=a._t.device), _dtypes.INT64, out, _dtypes.INT64)
+    t = a._t.to(torch.uint8) if a._t.dtype == torch.bool else a._t
+    if a._dtype == _dtypes.UINT64:
+        t = cast_tensor(t, a._dtype, _dtypes.FLOAT64)
+    if t.is_complex():  # lexicographic order: the first index of a stable sort (negated for the maximum)
+        from ascend_compat.cupy._sorting import argsort
+
+        src = _wrap(-t if name == "argmax" else t, a._dtype)
+        if axis is None:
+            r = argsort(src.ravel())._t[0]
+            return _finish(r.reshape((1,) * a.ndim) if keepdims else r, _dtypes.INT64, out, _dtypes.INT64)
+        ax = normalize_axis(axis, a.ndim)
+        r = argsort(src, ax)._t.narrow(ax, 0, 1)
+        return _finish(r if keepdims else r.squeeze(ax), _dtypes.INT64, out, _dtypes.INT64)
+    if axis is None:
+        r = fn(t.reshape(-1))
+        if keepdims:
+            r = r.reshape((1,) * a.ndim)
+    else:
+        r = fn(t, dim=normalize_axis(axis, a.ndim), keepdim=keepdims)
+    return _finish(r, _dtypes.INT64, out, _dtypes.INT64)
+
+
+def argmax(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, *, keepdims: bool = False) -> ndarray:
+    r = _arg(a, axis, out, keepdims, torch.argmax, "argmax")
+    return r if dtype is None else r.astype(dtype, copy=False)
+
+
+def argmin(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, *, keepdims: bool = False) -> ndarray:
+    r = _arg(a, axis, out, keepdims, torch.argmin, "argmin")
+    return r if dtype is None else r.astype(dtype, copy=False)
+
+
+def _logical(a: Any, axis: Any, out: Any, keepdims: bool, where: Any, fn: Any, fill: bool) -> ndarray:
+    a, axes = _prep(a, axis)
+    t = _apply_where(a, where, fill) != 0
+    r = t.clone() if not axes else (fn(t.reshape(1)) if a.ndim == 0 else t)
+    if axes and a.ndim:
+        for ax in sorted(axes, reverse=True):
+            r = fn(r, dim=ax, keepdim=keepdims)
+    return _finish(r, _dtypes.BOOL, out, _dtypes.BOOL)
+
+
+def all(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, *, where: Any = True) -> ndarray:
+    return _logical(a, axis, out, keepdims, where, torch.all, True)
+
+
+def any(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, *, where: Any = True) -> ndarray:
+    return _logical(a, axis, out, keepdims, where, torch.any, False)
+
+
+def _float_work(a: ndarray, dt: numpy.dtype) -> torch.Tensor:
+    work = dt if dt.kind in "fc" else _dtypes.FLOAT64
+    if work == numpy.dtype(numpy.float16):
+        work = numpy.dtype(numpy.float32)
+    return cast_tensor(a._t, a._dtype, work)
+
+
+def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, *,
+         where: Any = True) -> ndarray:
+    a, axes = _prep(a, axis)
+    dt = result_dtype(numpy.mean, a._dtype, dtype=dtype)
+    t = _float_work(a, dt)
+    if where is not True:
+        mask = asarray(where)._t
+        mask = mask.expand(t.shape)
+        s = _reduce(torch.where(mask, t, torch.zeros_like(t)), torch.sum, axes, keepdims, a.ndim)
+        n = _reduce(mask.to(t.dtype.to_real() if t.is_complex() else t.dtype), torch.sum, axes, keepdims, a.ndim)
+        return _finish(s / n, dt, out, to_numpy_dtype(t.dtype))
+    if a.size == 0 or _any(a.shape[ax] == 0 for ax in axes):
+        warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=2)
+    r = _reduce(t, torch.mean, axes, keepdims, a.ndim) if axes else t.clone()
+    return _finish(r, dt, out, to_numpy_dtype(t.dtype))
+
+
+def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0, keepdims: bool = False,
+        *, where: Any = True, mean: Any = None, correction: Any = None) -> ndarray:
+    a, axes = _prep(a, axis)
+    if correction is not None:
+        ddof = correction
+    dt = result_dtype(numpy.var, a._dtype, dtype=dtype)
+    t = _float_work(a, numpy.dtype(numpy.complex128) if a._dtype.kind == "c" and dt.itemsize == 8 else
+                    (a._dtype if a._dtype.kind == "c" else dt))
+    if not axes:
+        r = torch.zeros(t.shape, dtype=t.real.dtype, device=t.device)
+    else:
+        n = 1
+        for ax in axes:
+            n *= a.shape[ax]
+        m = t.mean(dim=axes, keepdim=True) if a.ndim else t
+        d = (t - m).abs() ** 2 if t.is_complex() else (t - m) ** 2
+        r = _reduce(d, torch.sum, axes, keepdims, a.ndim) / _max(n - ddof, 0)
+    return _finish(r, dt, out, to_numpy_dtype(r.dtype))
+
+
+def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0, keepdims: bool = False,
+        *, where: Any = True, mean: Any = None, correction: Any = None) -> ndarray:
+    v = var(a, axis, dtype, None, ddof, keepdims, correction=correction)
+    return _finish(torch.sqrt(v._t), v._dtype, out, v._dtype)
+
+
+def _scan(a: Any, axis: Any, dtype: Any, out: Any, np_fn: Any, fn: Any) -> ndarray:
+    a = asarray(a)
+    dt = result_dtype(np_fn, a._dtype, dtype=dtype)
+    t = cast_tensor(a._t, a._dtype, dt)
+    if t.dtype == torch.bool:
+        t = t.to(torch.int64)
+    if axis is None:
+        t, ax = t.reshape(-1), 0
+    else:
+        ax = normalize_axis(axis, a.ndim)
+    r = fn(t, dim=ax) if t.dim() else t.clone()
+    return _finish(r, dt, out, dt)
+
+
+def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> ndarray:
+    return _scan(a, axis, dtype, out, numpy.cumsum, torch.cumsum)
+
+
+def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> ndarray:
+    return _scan(a, axis, dtype, out, numpy.cumprod, torch.cumprod)
+
+
+cumproduct = cumprod
+
+
+__all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "cumprod", "cumproduct", "cumsum", "max", "mean", "min",
+           "prod", "std", "sum", "var"]

@@ -1,0 +1,359 @@
+"""Sorting, searching, counting and set operations."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy
+import torch
+
+from ascend_compat.cupy import _dtypes
+from ascend_compat.cupy._core import _wrap, asarray, ndarray
+from ascend_compat.cupy._dtypes import cast_tensor
+from ascend_compat.cupy._manipulation import concatenate, normalize_axis
+
+
+def _sort_key(a: ndarray) -> torch.Tensor:
+    """A tensor that torch orders as NumPy orders ``a`` (unsigned 64-bit and bool handled)."""
+    t = a._t
+    if a._dtype == _dtypes.UINT64:
+        return t ^ torch.tensor(-(2**63), dtype=torch.int64, device=t.device)
+    if t.dtype == torch.bool:
+        return t.to(torch.uint8)
+    return t
+
+
+def _argsort_t(a: ndarray, axis: int) -> torch.Tensor:
+    if a._dtype.kind == "c":
+        t = a._t
+        idx = torch.sort(t.imag, dim=axis, stable=True).indices
+        re = torch.gather(t.real, axis, idx)
+        return torch.gather(idx, axis, torch.sort(re, dim=axis, stable=True).indices)
+    return torch.sort(_sort_key(a), dim=axis, stable=True).indices
+
+
+def _axis_arr(a: Any, axis: Optional[int]) -> tuple[ndarray, int]:
+    a = asarray(a)
+    if axis is None:
+        return a.ravel(), 0
+    if a.ndim == 0:
+        raise numpy.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension 0")
+    return a, normalize_axis(axis, a.ndim)
+
+
+def sort(a: Any, axis: Optional[int] = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> ndarray:
+    a, ax = _axis_arr(a, axis)
+    if a._dtype.kind == "c" or a._dtype == _dtypes.UINT64:
+        return _wrap(torch.gather(a._t, ax, _argsort_t(a, ax)), a._dtype)
+    t = a._t.to(torch.uint8) if a._t.dtype == torch.bool else a._t
+    r = torch.sort(t, dim=ax, stable=True).values
+    return _wrap(r.bool() if a._t.dtype == torch.bool else r, a._dtype)
+
+
+def argsort(a: Any, axis: Optional[int] = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> ndarray:
+    a = asarray(a)
+    if a.ndim == 0 and axis in (-1, 0, None):
+        return _wrap(torch.zeros((1,), dtype=torch.int64, device=a._t.device))
+    a, ax = _axis_arr(a, axis)
+    return _wrap(_argsort_t(a, ax))
+
+
+def msort(a: Any) -> ndarray:
+    return sort(a, 0)
+
+
+def sort_complex(a: Any) -> ndarray:
+    a = asarray(a)
+    if a._dtype.kind == "c":
+        return sort(a)
+    dt = numpy.dtype(numpy.complex64 if a._dtype.char in "bhBH" else numpy.complex128)
+    return sort(a.astype(dt))
+
+
+def lexsort(keys: Any) -> ndarray:
+    ks = [asarray(k) for k in keys] if not isinstance(keys, ndarray) else [keys[i] for i in range(keys.shape[0])]
+    if not ks:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    idx = torch.arange(ks[0].shape[-1], device=ks[0]._t.device).expand(ks[0].shape)
+    parts = []
+    for k in ks:  # complex keys sort by imaginary, then real part
+        parts += [_wrap(k._t.imag), _wrap(k._t.real)] if k._dtype.kind == "c" else [k]
+    for k in parts:  # last key is primary: sort by it last, stably
+        kk = torch.gather(_sort_key(k), -1, idx)
+        idx = torch.gather(idx, -1, torch.sort(kk, dim=-1, stable=True).indices)
+    return _wrap(idx.contiguous())
+
+
+def partition(a: Any, kth: Any, axis: int = -1, kind: str = "introselect", order: Any = None) -> ndarray:
+    a = asarray(a)
+    _check_kth(a, kth, axis)
+    return sort(a, axis)
+
+
+def argpartition(a: Any, kth: Any, axis: Optional[int] = -1, kind: str = "introselect", order: Any = None) -> ndarray:
+    a = asarray(a)
+    if axis is not None:
+        _check_kth(a, kth, axis)
+    return argsort(a, axis)
+
+
+def _check_kth(a: ndarray, kth: Any, axis: Optional[int]) -> None:
+    if a.ndim == 0:
+        raise numpy.exceptions.AxisError("Cannot partition a 0-d array")
+    n = a.shape[normalize_axis(axis, a.ndim)] if axis is not None else a.size
+    for k in numpy.atleast_1d(numpy.asarray(kth)).tolist():
+        if not -n <= k < n:
+            raise ValueError(f"kth(={k}) out of bounds ({n})")
+
+
+def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> ndarray:
+    a = asarray(a)
+    if a.ndim != 1:
+        raise ValueError("object too deep for desired array")
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
+    vv = asarray(v)
+    dt = numpy.result_type(a._dtype, vv._dtype)
+    at, vt = cast_tensor(a._t, a._dtype, dt), cast_tensor(vv._t, vv._dtype, dt)
+    if sorter is not None:
+        at, sorter = at[asarray(sorter)._t.to(torch.int64)], None
+    if dt.kind == "c":  # lexicographic: count the entries ordered before each value
+        ge = _lex_le(vt.reshape(-1, 1), at.reshape(1, -1)) if side == "left" else None
+        cnt = (~ge).sum(-1) if ge is not None else _lex_le(at.reshape(1, -1), vt.reshape(-1, 1)).sum(-1)
+        return _wrap(cnt.reshape(vt.shape))
+    if dt.kind == "f":  # NaNs sort last: search the non-NaN prefix, NaN values go past it (or to the end)
+        k = int((~torch.isnan(at)).sum())
+        r = torch.searchsorted(at[:k].contiguous(), vt.reshape(-1).contiguous(), right=side == "right")
+        r = torch.where(torch.isnan(vt.reshape(-1)), at.numel() if side == "right" else k, r)
+        return _wrap(r.reshape(vt.shape))
+    if at.dtype == torch.bool:
+        at, vt = at.to(torch.uint8), vt.to(torch.uint8)
+    srt = None if sorter is None else asarray(sorter)._t.to(torch.int64)
+    r = torch.searchsorted(at.contiguous(), vt.reshape(1) if vt.dim() == 0 else vt, right=side == "right",
+                           sorter=srt)
+    return _wrap(r.reshape(()) if vt.dim() == 0 else r)
+
+
+def _lex_le(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return (a.real < b.real) | ((a.real == b.real) & (a.imag <= b.imag))
+
+
+def _run_starts(s: torch.Tensor, equal_nan: bool) -> torch.Tensor:
+    first = torch.ones_like(s, dtype=torch.bool)
+    if s.numel() > 1:
+        diff = s[1:] != s[:-1]
+        if equal_nan and (s.is_floating_point() or s.is_complex()):
+            nan = torch.isnan(s) if not s.is_complex() else torch.isnan(s.real) | torch.isnan(s.imag)
+            diff = diff & ~(nan[1:] & nan[:-1])
+        first[1:] = diff
+    return first
+
+
+def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False,
+           axis: Optional[int] = None, *, equal_nan: bool = True) -> Any:
+    a = asarray(ar)
+    if axis is not None:
+        ax = normalize_axis(axis, a.ndim)
+        u, inv, cnt = torch.unique(a._t, sorted=True, return_inverse=True, return_counts=True, dim=ax)
+        res = [_wrap(u, a._dtype)]
+        if return_index:
+            idx = torch.full((u.shape[ax],), a.shape[ax], dtype=torch.int64, device=u.device)
+            res.append(_wrap(idx.scatter_reduce(0, inv, torch.arange(inv.numel(), device=u.device), "amin")))
+        if return_inverse:
+            res.append(_wrap(inv))
+        if return_counts:
+            res.append(_wrap(cnt))
+        return res[0] if len(res) == 1 else tuple(res)
+    flat = a.ravel()
+    perm = _argsort_t(flat, 0)
+    s = flat._t[perm]
+    first = _run_starts(s, equal_nan)
+    uniq = _wrap(s[first], a._dtype)
+    res = [uniq]
+    if return_index:
+        res.append(_wrap(perm[first]))
+    if return_inverse:
+        inv = torch.empty_like(perm)
+        inv[perm] = torch.cumsum(first.to(torch.int64), 0) - 1
+        res.append(_wrap(inv.reshape(a.shape)))
+    if return_counts:
+        starts = torch.nonzero(first, as_tuple=True)[0]
+        ends = torch.cat([starts[1:], torch.tensor([s.numel()], device=s.device)])
+        res.append(_wrap(ends - starts))
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+def unique_all(x: Any) -> Any:
+    from collections import namedtuple
+
+    res = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
+    return res(*unique(x, return_index=True, return_inverse=True, return_counts=True))
+
+
+def unique_inverse(x: Any) -> Any:
+    from collections import namedtuple
+
+    res = namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
+    return res(*unique(x, return_inverse=True))
+
+
+def trim_zeros(filt: Any, trim: str = "fb") -> ndarray:
+    a = asarray(filt)
+    if a.ndim != 1:
+        raise ValueError("Multi-dimensional trim is not supported")
+    nz = torch.nonzero(a._t != 0, as_tuple=True)[0]
+    if nz.numel() == 0:
+        return a[0:0]
+    lo = int(nz[0]) if "f" in trim.lower() else 0
+    hi = int(nz[-1]) + 1 if "b" in trim.lower() else a.size
+    return a[lo:hi]
+
+
+def unique_values(x: Any) -> ndarray:
+    return unique(x)
+
+
+def unique_counts(x: Any) -> Any:
+    return unique(x, return_counts=True)
+
+
+def _common_pair(a: ndarray, b: ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+    dt = numpy.result_type(a._dtype, b._dtype)
+    return cast_tensor(a._t, a._dtype, dt), cast_tensor(b._t, b._dtype, dt)
+
+
+def isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: bool = False, *,
+         kind: Any = None) -> ndarray:
+    e, t = asarray(element), asarray(test_elements)
+    et, tt = _common_pair(e, t)
+    if et.is_complex():
+        r = (et.reshape(-1, 1) == tt.reshape(1, -1)).any(1).reshape(et.shape)
+    else:
+        if et.dtype == torch.bool:
+            et, tt = et.to(torch.uint8), tt.to(torch.uint8)
+        r = torch.isin(et, tt.reshape(-1))
+    return _wrap(~r if invert else r)
+
+
+def in1d(ar1: Any, ar2: Any, assume_unique: bool = False, invert: bool = False) -> ndarray:
+    return isin(asarray(ar1).ravel(), ar2, assume_unique, invert)
+
+
+def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False, return_indices: bool = False) -> Any:
+    a, b = asarray(ar1).ravel(), asarray(ar2).ravel()
+    if return_indices:
+        ua, ia = unique(a, return_index=True)
+        ub, ib = unique(b, return_index=True)
+        keep = isin(ua, ub)
+        common = ua[keep]
+        pos_b = searchsorted(ub, common)
+        return common, ia[keep], ib[pos_b]
+    ua = unique(a) if not assume_unique else a
+    return ua[isin(ua, b)] if assume_unique else unique(ua[isin(ua, b)])
+
+
+def union1d(ar1: Any, ar2: Any) -> ndarray:
+    return unique(concatenate([asarray(ar1).ravel(), asarray(ar2).ravel()]))
+
+
+def setdiff1d(ar1: Any, ar2: Any, assume_unique: bool = False) -> ndarray:
+    a = asarray(ar1).ravel() if assume_unique else unique(ar1)
+    return a[isin(a, ar2, invert=True)]
+
+
+def setxor1d(ar1: Any, ar2: Any, assume_unique: bool = False) -> ndarray:
+    a = asarray(ar1).ravel() if assume_unique else unique(ar1)
+    b = asarray(ar2).ravel() if assume_unique else unique(ar2)
+    return sort(concatenate([a[isin(a, b, invert=True)], b[isin(b, a, invert=True)]]))
+
+
+def bincount(x: Any, weights: Any = None, minlength: int = 0) -> ndarray:
+    a = asarray(x)
+    if a.ndim != 1:
+        raise ValueError("object too deep for desired array" if a.ndim > 1 else "object of too small depth")
+    if a._dtype.kind not in "iub":
+        raise TypeError(f"Cannot cast array data from {a._dtype!r} to dtype('int64') according to the rule 'safe'")
+    if minlength < 0:
+        raise ValueError("minlength must be non-negative")
+    t = a._t.to(torch.int64)
+    if t.numel() and bool((t < 0).any()):
+        raise ValueError("The first argument of bincount must be non-negative")
+    w = None if weights is None else asarray(weights)._t.to(torch.float64)
+    return _wrap(torch.bincount(t, w, minlength))
+
+
+def digitize(x: Any, bins: Any, right: bool = False) -> ndarray:
+    b = asarray(bins)
+    if b.ndim != 1:
+        raise ValueError("object too deep for desired array")
+    bt = b._t
+    increasing = b.size < 2 or bool((bt[1:] >= bt[:-1]).all())
+    if not increasing and not bool((bt[1:] <= bt[:-1]).all()):
+        raise ValueError("bins must be monotonically increasing or decreasing")
+    side = "left" if right else "right"
+    if increasing:
+        return searchsorted(b, x, side=side)
+    r = searchsorted(b[::-1], x, side=side)
+    return _wrap(b.size - r._t)
+
+
+def histogram(x: Any, bins: Any = 10, range: Any = None, weights: Any = None,
+              density: bool = False) -> tuple[ndarray, ndarray]:
+    from ascend_compat.cupy._creation import linspace
+
+    a = asarray(x).ravel()
+    if a._dtype.kind == "c":
+        raise NotImplementedError("complex histograms are not supported")
+    at = cast_tensor(a._t, a._dtype, _dtypes.FLOAT64)
+    if isinstance(bins, int):
+        if bins < 1:
+            raise ValueError("`bins` must be positive, when an integer")
+        lo, hi = (float(range[0]), float(range[1])) if range is not None else (
+            (float(at.min()), float(at.max())) if at.numel() else (0.0, 1.0))
+        if lo > hi:
+            raise ValueError("max must be larger than min in range parameter.")
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = linspace(lo, hi, bins + 1).astype(numpy.result_type(a._dtype, 1.0) if range is None else
+                                                    numpy.result_type(a._dtype, *range, 1.0))
+    else:
+        edges = asarray(bins).astype(numpy.float64)
+        if bool((edges._t[1:] < edges._t[:-1]).any()):
+            raise ValueError("bins must increase monotonically, when an array")
+    et = edges._t
+    idx = torch.searchsorted(et, at, right=True) - 1
+    idx = torch.where(at == et[-1], et.numel() - 2, idx)
+    ok = (idx >= 0) & (idx < et.numel() - 1)
+    w = None if weights is None else asarray(weights)._t.reshape(-1)[ok]
+    counts = torch.bincount(idx[ok], None if w is None else w.to(torch.float64), et.numel() - 1)
+    hist = _wrap(counts if w is None else counts.to(w.dtype) if w.is_floating_point() else counts)
+    if density:
+        hist = _wrap(counts.to(torch.float64) / (counts.sum() * (et[1:] - et[:-1])))
+    return hist, edges
+
+
+__all__ = [
+    "argpartition",
+    "argsort",
+    "bincount",
+    "digitize",
+    "histogram",
+    "in1d",
+    "intersect1d",
+    "isin",
+    "lexsort",
+    "msort",
+    "partition",
+    "searchsorted",
+    "setdiff1d",
+    "setxor1d",
+    "sort",
+    "sort_complex",
+    "trim_zeros",
+    "union1d",
+    "unique",
+    "unique_all",
+    "unique_counts",
+    "unique_inverse",
+    "unique_values",
+]

@@ -1,0 +1,320 @@
+"""NaN-aware reductions, order statistics, averages, and the ufunc ``reduce``/``accumulate``/``at`` methods."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy
+import torch
+
+from ascend_compat.cupy import _reduction as R  # noqa: N812
+from ascend_compat.cupy._core import _wrap, asarray, ndarray
+from ascend_compat.cupy._dtypes import cast_tensor, to_numpy_dtype
+from ascend_compat.cupy._manipulation import moveaxis, normalize_axes, normalize_axis
+
+
+def _nan_filled(a: Any, fill: float) -> ndarray:
+    a = asarray(a)
+    if a._dtype.kind not in "fc":
+        return a
+    t = a._t
+    nan = torch.isnan(t) if not t.is_complex() else (torch.isnan(t.real) | torch.isnan(t.imag))
+    return _wrap(torch.where(nan, torch.tensor(fill, dtype=t.dtype, device=t.device), t), a._dtype)
+
+
+def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+           initial: Any = None, where: Any = True) -> ndarray:
+    return R.sum(_nan_filled(a, 0), axis, dtype, out, keepdims, initial, where)
+
+
+def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+            initial: Any = None, where: Any = True) -> ndarray:
+    return R.prod(_nan_filled(a, 1), axis, dtype, out, keepdims, initial, where)
+
+
+def _nan_extreme(a: Any, axis: Any, out: Any, keepdims: bool, big: float, fn: Any) -> ndarray:
+    a = asarray(a)
+    if a._dtype.kind not in "fc":
+        return fn(a, axis, out, keepdims)
+    r = fn(_nan_filled(a, big), axis, None, keepdims)
+    allnan = R.all(isnan_(a), axis, None, keepdims)
+    if bool(allnan._t.any()):
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
+        r._t = torch.where(allnan._t, torch.tensor(float("nan"), dtype=r._t.dtype, device=r._t.device), r._t)
+    return R._finish(r._t, r._dtype, out, r._dtype)
+
+
+def isnan_(a: ndarray) -> ndarray:
+    t = a._t
+    return _wrap(torch.isnan(t) if not t.is_complex() else torch.isnan(t.real) | torch.isnan(t.imag))
+
+
+def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> ndarray:
+    return _nan_extreme(a, axis, out, keepdims, float("-inf"), R.amax)
+
+
+def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> ndarray:
+    return _nan_extreme(a, axis, out, keepdims, float("inf"), R.amin)
+
+
+def nanargmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> ndarray:
+    a = asarray(a)
+    if a._dtype.kind in "fc" and bool(R.all(isnan_(a), axis)._t.any()):
+        raise ValueError("All-NaN slice encountered")
+    return R.argmax(_nan_filled(a, float("-inf")), axis, None, out, keepdims=keepdims)
+
+
+def nanargmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> ndarray:
+    a = asarray(a)
+    if a._dtype.kind in "fc" and bool(R.all(isnan_(a), axis)._t.any()):
+        raise ValueError("All-NaN slice encountered")
+    return R.argmin(_nan_filled(a, float("inf")), axis, None, out, keepdims=keepdims)
+
+
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False) -> ndarray:
+    a = asarray(a)
+    if a._dtype.kind not in "fc":
+        return R.mean(a, axis, dtype, out, keepdims)
+    s = R.sum(_nan_filled(a, 0), axis, dtype, None, keepdims)
+    n = R.sum(_wrap(~isnan_(a)._t), axis, None, None, keepdims)
+    r = s._t / n._t
+    return R._finish(r.to(s._t.dtype), s._dtype, out, s._dtype)
+
+
+def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0,
+           keepdims: bool = False) -> ndarray:
+    a = asarray(a)
+    if a._dtype.kind not in "fc":
+        return R.var(a, axis, dtype, out, ddof, keepdims)
+    axes = normalize_axes(axis, a.ndim)
+    valid = ~isnan_(a)._t
+    t = torch.where(valid, a._t, torch.zeros_like(a._t))
+    n = valid.sum(dim=axes, keepdim=True) if axes else valid.to(torch.int64)
+    m = t.sum(dim=axes, keepdim=True) / n if axes else t
+    d = torch.where(valid, (t - m).abs() ** 2, torch.zeros((), dtype=t.real.dtype, device=t.device))
+    r = (d.sum(dim=axes, keepdim=keepdims) if axes else d) / (
+        (n if keepdims or not axes else n.reshape(d.sum(dim=axes).shape)) - ddof).clamp(min=0)
+    dt = R.result_dtype(numpy.nanvar, a._dtype, dtype=dtype)
+    return R._finish(r, dt, out, to_numpy_dtype(r.dtype))
+
+
+def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0,
+           keepdims: bool = False) -> ndarray:
+    v = nanvar(a, axis, dtype, None, ddof, keepdims)
+    return R._finish(torch.sqrt(v._t), v._dtype, out, v._dtype)
+
+
+def nancumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> ndarray:
+    return R.cumsum(_nan_filled(a, 0), axis, dtype, out)
+
+
+def nancumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> ndarray:
+    return R.cumprod(_nan_filled(a, 1), axis, dtype, out)
+
+
+def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> ndarray:
+    from ascend_compat.cupy._ufuncs import subtract
+
+    return subtract(R.amax(a, axis, None, keepdims), R.amin(a, axis, None, keepdims), out=out)
+
+
+def count_nonzero(a: Any, axis: Any = None, *, keepdims: bool = False) -> ndarray:
+    a = asarray(a)
+    return R.sum(_wrap(a._t != 0), axis, numpy.int64, None, keepdims)
+
+
+def _to_last(a: ndarray, axis: Any) -> tuple[torch.Tensor, tuple[int, ...]]:
+    """The values with the reduced axes flattened into the last dimension, and the kept shape."""
+    axes = normalize_axes(axis, a.ndim)
+    keep = [i for i in range(a.ndim) if i not in axes]
+    t = a._t.permute(*keep, *axes) if a.ndim else a._t.reshape(1)
+    kept = tuple(a.shape[i] for i in keep)
+    return t.reshape(*kept, -1), kept
+
+
+def _keepdims_shape(a: ndarray, axis: Any) -> tuple[int, ...]:
+    axes = normalize_axes(axis, a.ndim)
+    return tuple(1 if i in axes else s for i, s in enumerate(a.shape))
+
+
+def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+             method: str = "linear", keepdims: bool = False, *, interpolation: Any = None,
+             _nan: bool = False) -> ndarray:
+    a = asarray(a)
+    method = interpolation or method
+    if method not in ("linear", "lower", "higher", "midpoint", "nearest"):
+        raise ValueError(f"'{method}' is not a valid method")
+    qa = asarray(q)
+    if bool(((qa._t < 0) | (qa._t > 1)).any()):
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    probe = q if isinstance(q, (int, float)) else numpy.full(qa.shape, 0.5, qa._dtype)
+    dt = numpy.asarray(numpy.quantile(numpy.ones(2, a._dtype), probe, method=method)).dtype  # NumPy's errors too
+    if qa.ndim > 1:
+        raise ValueError("q must be a scalar or 1d")
+    work = torch.float64 if dt.itemsize == 8 or a._dtype.kind != "f" else torch.float32
+    t, kept = _to_last(a, axis)  # noqa: RUF059
+    t = cast_tensor(t, a._dtype, to_numpy_dtype(work)) if t.dtype != work else t
+    if t.shape[-1] == 0:
+        raise IndexError("cannot do a non-empty take from an empty axes.")
+    fn = torch.nanquantile if _nan else torch.quantile
+    r = fn(t, qa._t.to(work), dim=-1, interpolation=method)
+    if keepdims:
+        r = r.reshape(tuple(qa.shape) + _keepdims_shape(a, axis))
+    return R._finish(r.contiguous(), dt, out, to_numpy_dtype(work))
+
+
+def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+               method: str = "linear", keepdims: bool = False, *, interpolation: Any = None) -> ndarray:
+    qq = q / 100 if isinstance(q, (int, float)) else _wrap(cast_tensor(asarray(q)._t, asarray(q)._dtype, numpy.dtype(
+        numpy.float64)) / 100)
+    return quantile(a, qq, axis, out, overwrite_input, method, keepdims, interpolation=interpolation)
+
+
+def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+                method: str = "linear", keepdims: bool = False, *, interpolation: Any = None) -> ndarray:
+    return quantile(a, q, axis, out, overwrite_input, method, keepdims, interpolation=interpolation, _nan=True)
+
+
+def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+                  method: str = "linear", keepdims: bool = False, *, interpolation: Any = None) -> ndarray:
+    qa = asarray(q)
+    return nanquantile(a, _wrap(cast_tensor(qa._t, qa._dtype, numpy.dtype(numpy.float64)) / 100), axis, out,
+                       overwrite_input, method, keepdims, interpolation=interpolation)
+
+
+def _median(a: ndarray, axis: Any, out: Any, keepdims: bool, skip_nan: bool) -> ndarray:
+    from ascend_compat.cupy._sorting import sort
+
+    dt = R.result_dtype(numpy.nanmedian if skip_nan else numpy.median, a._dtype)
+    t, kept = _to_last(a, axis)  # noqa: RUF059
+    n = t.shape[-1]
+    if n == 0:
+        warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=3)
+        r = torch.full(t.shape[:-1], float("nan"), dtype=torch.float64, device=t.device)
+        return R._finish(r, _dtypes_f64(), out, _dtypes_f64())
+    s = sort(_wrap(t.contiguous(), a._dtype), -1)
+    st = cast_tensor(s._t, a._dtype, dt)
+    nan = isnan_(_wrap(st, dt))._t if dt.kind in "fc" else torch.zeros_like(st, dtype=torch.bool)
+    valid = (~nan).sum(-1, keepdim=True) if skip_nan else torch.full(st.shape[:-1] + (1,), n, device=st.device)  # noqa: RUF005
+    lo = ((valid - 1).clamp(min=0) // 2)
+    hi = (valid // 2).clamp(max=n - 1)
+    r = (torch.gather(st, -1, lo) + torch.gather(st, -1, hi)).squeeze(-1) / 2
+    if dt.kind in "fc":
+        bad = (valid.squeeze(-1) == 0) if skip_nan else nan.any(-1)
+        if skip_nan and bool(bad.any()):
+            warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
+        r = torch.where(bad, torch.full_like(r, float("nan")), r)
+    if keepdims:
+        r = r.reshape(_keepdims_shape(a, axis))
+    return R._finish(r.contiguous(), dt, out, to_numpy_dtype(r.dtype))
+
+
+def _dtypes_f64() -> numpy.dtype:
+    return numpy.dtype(numpy.float64)
+
+
+def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+           keepdims: bool = False) -> ndarray:
+    return _median(asarray(a), axis, out, keepdims, skip_nan=False)
+
+
+def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+              keepdims: bool = False) -> ndarray:
+    return _median(asarray(a), axis, out, keepdims, skip_nan=True)
+
+
+def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *,
+            keepdims: bool = False) -> Any:
+    a = asarray(a)
+    if weights is None:
+        avg = R.mean(a, axis, keepdims=keepdims)
+        scl = _wrap(torch.full(avg._t.shape, a.size / max(avg.size, 1), dtype=avg._t.dtype, device=avg._t.device))
+    else:
+        w = asarray(weights)
+        if w.shape != a.shape:
+            if axis is None:
+                raise TypeError("Axis must be specified when shapes of a and weights differ.")
+            if w.ndim != 1 or w.shape[0] != a.shape[normalize_axis(axis, a.ndim)]:
+                raise ValueError("Length of weights not compatible with specified axis.")
+            shape = [1] * a.ndim
+            shape[normalize_axis(axis, a.ndim)] = -1
+            w = w.reshape(shape)
+        from ascend_compat.cupy._ufuncs import multiply, true_divide
+
+        dt = numpy.result_type(a._dtype, w._dtype, 1.0)
+        scl = R.sum(w.astype(dt) * _wrap(torch.ones(a.shape, dtype=torch.bool, device=a._t.device)), axis,
+                    keepdims=keepdims)
+        if bool((scl._t == 0).any()):
+            raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+        avg = true_divide(R.sum(multiply(a.astype(dt), w), axis, keepdims=keepdims), scl)
+    if returned:
+        return avg, scl
+    return avg
+
+
+def ufunc_reduce(uf: Any, array: Any, axis: Any, dtype: Any, out: Any, keepdims: bool, initial: Any,
+                 where: Any) -> ndarray:
+    a = asarray(array)
+    name = uf.name
+    if name == "add":
+        return R.sum(a, axis, dtype or R.result_dtype(numpy.add.reduce, a._dtype), out, keepdims, initial, where)
+    if name == "multiply":
+        return R.prod(a, axis, dtype or R.result_dtype(numpy.multiply.reduce, a._dtype), out, keepdims, initial,
+                      where)
+    if name in ("maximum", "minimum"):
+        return (R.amax if name == "maximum" else R.amin)(a, axis, out, keepdims, initial, where)
+    if name in ("logical_and", "logical_or") and dtype is None:
+        return (R.all if name == "logical_and" else R.any)(a, axis, out, keepdims, where=where)
+    axes = normalize_axes(axis, a.ndim)
+    if any(a.shape[ax] == 0 for ax in axes) and initial is None:
+        raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+    return R._fold(uf, a if dtype is None else a.astype(dtype), axes, keepdims, out, initial)
+
+
+def ufunc_accumulate(uf: Any, array: Any, axis: int, dtype: Any, out: Any) -> ndarray:
+    a = asarray(array)
+    if a.ndim == 0:
+        raise ValueError("cannot accumulate on a scalar")
+    ax = normalize_axis(axis, a.ndim)
+    dt = R.result_dtype(uf._np.accumulate, a._dtype, dtype=dtype)
+    t = cast_tensor(a._t, a._dtype, dt)
+    fns = {"add": torch.cumsum, "multiply": torch.cumprod, "maximum": lambda x, dim: torch.cummax(x, dim)[0],
+           "minimum": lambda x, dim: torch.cummin(x, dim)[0]}
+    fn = fns.get(uf.name)
+    if fn is not None and not t.is_complex() and t.dtype != torch.bool:
+        return R._finish(fn(t, dim=ax), dt, out, dt)
+    m = moveaxis(_wrap(t, dt), ax, 0)
+    parts = [m[0]]
+    for i in range(1, m.shape[0]):
+        parts.append(uf(parts[-1], m[i], dtype=dt))
+    from ascend_compat.cupy._manipulation import stack
+
+    return R._finish(moveaxis(stack(parts), 0, ax)._t, dt, out, dt)
+
+
+def ufunc_at(uf: Any, a: ndarray, indices: Any, b: Any) -> None:
+    if not isinstance(a, ndarray):
+        raise TypeError("first operand of ufunc.at must be an ascend_compat.cupy.ndarray")
+    flat_idx = _wrap(torch.arange(a.size, device=a._t.device).reshape(a.shape))[indices]._t.reshape(-1)
+    if uf.nin == 1:
+        vals = uf(a.ravel()[_wrap(flat_idx)])
+        a._t.view(-1).index_copy_(0, flat_idx, vals._t)
+        return
+    bb = asarray(b) if not isinstance(b, (int, float, complex)) else b
+    if uf.name in ("add", "subtract") and a._dtype.kind != "b":
+        bt = asarray(bb)._t.expand(flat_idx.shape if asarray(bb).ndim <= 1 else -1).reshape(-1)
+        bt = -bt if uf.name == "subtract" else bt
+        bt = cast_tensor(bt, asarray(bb)._dtype, a._dtype) if bt.dtype != a._t.dtype else bt
+        a._t.view(-1).index_put_((flat_idx,), bt.expand(flat_idx.shape), accumulate=True)
+        return
+    bvals = asarray(bb).ravel() if isinstance(bb, ndarray) else None
+    flat = a.ravel()
+    for i, idx in enumerate(flat_idx.tolist()):  # sequential, so repeated indices compound as NumPy's do
+        operand = bb if bvals is None else bvals[i if bvals.size > 1 else 0]
+        flat[idx] = uf(flat[idx], operand)
+
+
+__all__ = ["average", "count_nonzero", "median", "nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanmax",
+           "nanmean", "nanmedian", "nanmin", "nanpercentile", "nanprod", "nanquantile", "nanstd", "nansum", "nanvar",
+           "percentile", "ptp", "quantile"]

@@ -1,0 +1,131 @@
+"""Moving data onto the device and back: ``array``/``asarray`` (host data, torch tensors, DLPack objects),
+``asnumpy``, ``from_dlpack`` and ``get_array_module``. Re-exported by ``_core`` (the contract's home)."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy
+import torch
+
+from ascend_compat.cupy import _dtypes
+from ascend_compat.cupy._core import _wrap, current_torch_device, ndarray
+from ascend_compat.cupy._dtypes import to_numpy_dtype
+
+
+def _host_to_tensor(arr: numpy.ndarray, device: torch.device) -> torch.Tensor:
+    arr = _dtypes.numpy_view_for_torch(arr)
+    if arr.flags.f_contiguous and not arr.flags.c_contiguous:
+        return _host_to_tensor(arr.T, device).T
+    if not arr.flags.c_contiguous or not arr.flags.writeable or arr.dtype.byteorder == ">":
+        arr = numpy.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("="))
+    t = torch.from_numpy(arr)
+    if device.type == "cpu":
+        return t.clone() if t.numel() else t
+    return t.to(device)
+
+
+def array(obj: Any, dtype: Any = None, copy: Any = True, order: str = "K", subok: bool = False,
+          ndmin: int = 0, *, blocking: bool = False) -> ndarray:
+    """A new device array from ``obj`` (host data, nested sequences, device arrays, DLPack objects)."""
+    order = order.upper() if isinstance(order, str) else "K"
+    if isinstance(obj, ndarray):
+        out = obj.astype(dtype if dtype is not None else obj._dtype, order=order, copy=bool(copy))
+        if copy is False and out is not obj:
+            raise ValueError("Unable to avoid copy while creating an array as requested.")
+    elif isinstance(obj, torch.Tensor):
+        out = _from_tensor(obj, dtype)
+        if copy:
+            out = out.copy(order=order)
+    elif isinstance(obj, (list, tuple)) and _contains_ndarray(obj):
+        from ascend_compat.cupy._manipulation import stack
+
+        out = stack([array(o, copy=False) for o in obj])
+        if dtype is not None:
+            out = out.astype(dtype, copy=False)
+    else:
+        if hasattr(obj, "__dlpack__") and not isinstance(obj, (numpy.ndarray, numpy.generic)):
+            return from_dlpack(obj)
+        host = numpy.array(obj, dtype=None if dtype is None else to_numpy_dtype(dtype), order=order)
+        if host.dtype.kind in "OSUV":
+            raise ValueError(f"Unsupported dtype {host.dtype}")
+        to_numpy_dtype(host.dtype)
+        out = _wrap(_host_to_tensor(host, current_torch_device()), host.dtype)
+        if order in ("C", "F") and host.ndim > 1:
+            out = out.copy(order=order)
+    if ndmin > out.ndim:
+        out = out.reshape((1,) * (ndmin - out.ndim) + out.shape)
+    return out
+
+
+def _contains_ndarray(seq: Any) -> bool:
+    return any(isinstance(o, ndarray) or (isinstance(o, (list, tuple)) and _contains_ndarray(o)) for o in seq)
+
+
+def _from_tensor(t: torch.Tensor, dtype: Any) -> ndarray:
+    dev = current_torch_device()
+    if t.device != dev:
+        t = t.to(dev)
+    out = _wrap(t.detach())
+    return out if dtype is None else out.astype(dtype, copy=False)
+
+
+def asarray(a: Any, dtype: Any = None, order: Optional[str] = None, *, blocking: bool = False) -> ndarray:
+    """``a`` as a device array; no copy when it already is one (or a torch tensor on the current device)."""
+    order = order.upper() if isinstance(order, str) else None
+    if type(a) is ndarray:
+        if dtype is None or to_numpy_dtype(dtype) == a._dtype:
+            if order in ("C", "F") and not a.flags[order]:
+                return a.copy(order=order)
+            return a
+        return a.astype(dtype, order=order or "K")
+    if isinstance(a, torch.Tensor):
+        return _from_tensor(a, dtype)
+    return array(a, dtype, copy=False, order=order or "K")
+
+
+def asanyarray(a: Any, dtype: Any = None, order: Optional[str] = None) -> ndarray:
+    return asarray(a, dtype, order)
+
+
+def ascontiguousarray(a: Any, dtype: Any = None) -> ndarray:
+    return asarray(a, dtype, order="C")
+
+
+def asfortranarray(a: Any, dtype: Any = None) -> ndarray:
+    return asarray(a, dtype, order="F")
+
+
+def asnumpy(a: Any, stream: Any = None, order: str = "C", out: Any = None, *, blocking: bool = True) -> Any:
+    """A host ``numpy.ndarray`` of ``a`` (a copy for device arrays)."""
+    if isinstance(a, ndarray):
+        return a.get(out=out)
+    if out is not None:
+        out[...] = a
+        return out
+    return numpy.asarray(a, order=order)
+
+
+def from_dlpack(x: Any, *, device: Any = None, copy: Any = None) -> ndarray:
+    """Wrap an object with ``__dlpack__`` (or a DLPack capsule) without copying."""
+    if isinstance(x, torch.Tensor):  # a tensor already is the storage (torch's DLPack check misses "npu")
+        return _wrap(x.detach())
+    try:
+        return _wrap(torch.utils.dlpack.from_dlpack(x))
+    except ValueError:
+        if not hasattr(x, "__dlpack__"):
+            raise
+        return _wrap(torch.utils.dlpack.from_dlpack(x.__dlpack__()))
+
+
+fromDlpack = from_dlpack  # noqa: N816 (CuPy's deprecated name)
+
+
+def get_array_module(*args: Any) -> Any:
+    """``ascend_compat.cupy`` when any argument is a device array, else ``numpy``."""
+    for a in args:
+        if isinstance(a, ndarray):
+            import ascend_compat.cupy as cp
+
+            return cp
+    return numpy

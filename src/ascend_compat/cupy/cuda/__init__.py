@@ -1,0 +1,67 @@
+"""``cupy.cuda`` on the backend ascend_compat.cupy runs on: devices, streams, events, memory pools.
+
+On Ascend these map onto ``torch.npu`` (torch_npu or the simulated NPU), on CUDA onto ``torch.cuda``; on the CPU
+there is one device, streams are always complete and memory figures are 0. CUDA-only libraries (cuBLAS, cuSOLVER,
+NVRTC, ...) are present as names whose use raises :class:`CUDAOnlyError` with the alternative.
+"""
+
+from __future__ import annotations
+
+from ascend_compat.cupy.cuda import curand, memory, runtime
+from ascend_compat.cupy.cuda._backend import current_torch_device
+from ascend_compat.cupy.cuda._cuda_only import CUDAOnlyError, RawKernel, RawModule, cufft_module, make_module
+from ascend_compat.cupy.cuda.device import Device, get_compute_capability, get_device_id
+from ascend_compat.cupy.cuda.memory import (
+    MemoryPool,
+    OutOfMemoryError,
+    PinnedMemoryPool,
+    get_default_memory_pool,
+    get_default_pinned_memory_pool,
+)
+from ascend_compat.cupy.cuda.stream import Event, ExternalStream, Stream, get_current_stream, get_elapsed_time
+
+__all__ = [
+    "CUDAOnlyError",
+    "Device",
+    "Event",
+    "ExternalStream",
+    "MemoryPool",
+    "OutOfMemoryError",
+    "PinnedMemoryPool",
+    "RawKernel",
+    "RawModule",
+    "Stream",
+    "curand",
+    "current_torch_device",
+    "get_compute_capability",
+    "get_current_stream",
+    "get_default_memory_pool",
+    "get_default_pinned_memory_pool",
+    "get_device_id",
+    "get_elapsed_time",
+    "is_available",
+    "memory",
+    "runtime",
+]
+
+cublas = make_module("cublas")
+cusolver = make_module("cusolver")
+cusparse = make_module("cusparse")
+cufft = cufft_module()
+nvrtc = make_module("nvrtc")
+compiler = make_module("compiler")
+driver = make_module("driver")
+texture = make_module("texture")
+nccl = make_module("nccl", available=False)
+cutensor = make_module("cutensor")
+
+
+def is_available() -> bool:
+    """True when the backend has a device (always on the CPU backend, which is one)."""
+    return runtime.getDeviceCount() > 0
+
+
+def compile_with_cache(*args: object, **kwargs: object) -> None:
+    from ascend_compat.cupy.cuda._cuda_only import refuse
+
+    refuse("cuda.compile_with_cache (NVRTC)")

@@ -1,0 +1,5 @@
+"""``cupy.exceptions``: the NumPy exception types CuPy re-exports."""
+
+from numpy.exceptions import AxisError, ComplexWarning, DTypePromotionError, TooHardError, VisibleDeprecationWarning
+
+__all__ = ["AxisError", "ComplexWarning", "DTypePromotionError", "TooHardError", "VisibleDeprecationWarning"]

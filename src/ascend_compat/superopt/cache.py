@@ -1,0 +1,64 @@
+"""Disk cache of superoptimized plans, keyed by graph, shapes, dtypes, backend, target and versions.
+
+Entries are JSON files written atomically (a temporary file in the same directory, then ``os.replace``), so
+concurrent processes never see half an entry; an entry that does not parse or lacks fields is treated as a miss
+and rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Optional
+
+SCHEMA = 1
+REQUIRED = ("schema", "backend", "target", "plan_graph", "kernels", "search", "verification")
+
+
+def cache_dir() -> Path:
+    """``$ASCEND_COMPAT_CACHE_DIR/superopt`` (default ``~/.cache/ascend_compat/superopt``)."""
+    from ascend_compat import settings
+
+    return Path(settings.cache_root()) / "superopt"
+
+
+def key(signature: dict[str, Any], backend: str, target: str, mode: str, versions: dict[str, Any]) -> str:
+    blob = json.dumps({"graph": signature, "backend": backend, "target": target, "mode": mode,
+                       "versions": versions, "schema": SCHEMA}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def load(k: str, root: Optional[Path] = None) -> Optional[dict[str, Any]]:
+    path = (root or cache_dir()) / f"{k}.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA or any(f not in data for f in REQUIRED):
+        return None
+    return data
+
+
+def store(k: str, record: dict[str, Any], root: Optional[Path] = None) -> Path:
+    root = root or cache_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / f"{k}.json"
+    fd, tmp = tempfile.mkstemp(dir=root, prefix=f".{k}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump({**record, "schema": SCHEMA}, f)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def kernel_dir(k: str, root: Optional[Path] = None) -> Path:
+    """Where the entry's kernel modules are written for import (Triton reads jitted functions' source files)."""
+    d = (root or cache_dir()) / k
+    d.mkdir(parents=True, exist_ok=True)
+    return d

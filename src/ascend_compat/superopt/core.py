@@ -1,0 +1,255 @@
+"""``graph.superoptimize(...)``: search, emit, check, verify, choose, cache; and the ``OptimizedGraph`` it returns."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Optional, Union
+
+from ascend_compat.superopt import cache as cachemod
+from ascend_compat.superopt._data import target as load_target
+from ascend_compat.superopt.checks import check, live_bytes, programs
+from ascend_compat.superopt.emit import emit
+from ascend_compat.superopt.graph import GraphError, KernelGraph
+from ascend_compat.superopt.runtime import check_inputs, execution_mode, numeric_check, run_kernels, triton_version
+from ascend_compat.superopt.search import Candidate, SearchResult, run_search
+
+BACKENDS = ("ascend", "triton", "torch")
+DEFAULT_TARGET = {"ascend": "ascend-910b", "triton": "nvidia-h100", "torch": "ascend-910b"}
+MAX_VERIFY = 4  # candidates tried before giving up
+
+
+def refuse_unsupported(graph: KernelGraph, target: dict[str, Any], backend: str) -> None:
+    """Dtypes and ops the target lacks, refused before any search, with the reason."""
+    if backend == "torch":
+        return
+    for i, n in enumerate(graph.nodes):
+        if n.dtype not in target["dtypes"]:
+            why = " (Ascend's AI core has no fp64)" if n.dtype == "float64" and target["vendor"] == "ascend" else ""
+            raise GraphError(f"{n.op} t{i} {n.shape}: dtype {n.dtype} is not supported on {target['name']}{why}")
+        if n.op == "matmul" and n.dtype not in target["dot_dtypes"]:
+            raise GraphError(f"matmul t{i}: tl.dot on {n.dtype} is not supported on {target['name']}")
+
+
+def _with_consts(graph: KernelGraph, nodes: list[int]) -> list[int]:
+    return sorted(set(nodes) | {j for i in nodes for j in graph.nodes[i].inputs if graph.nodes[j].op == "const"})
+
+
+def _header(c: Candidate, k: int, kern: Any, target: dict[str, Any], graph_digest: str) -> str:
+    s = kern.schedule
+    passes = "; ".join(f"{'whole' if a in s.full else 'loop'} over {a} (level {lvl})" for lvl, a in s.passes) or "none"
+    lines = [f"Kernel k{k} of {len(c.kernels)} for {target['name']}, emitted by ascend_compat.superopt "
+             f"(user graph {graph_digest}).", "",
+             f"Rewrites applied to the graph: {', '.join(c.rewrites) or 'none'}.",
+             "Implements (plan graph; tN are its tensors):",
+             *[f"    {line}" for line in c.graph.describe(_with_consts(c.graph, kern.nodes))],
+             f"Reads {', '.join(f't{v}' for v in s.loads)}; writes {', '.join(f't{o}' for o in s.outputs)}.",
+             f"Passes: {passes}.", f"Tiles: {', '.join(f'{a}={b}' for a, b in kern.tiles.items())}.",
+             f"Modelled live tiles: {live_bytes(c.graph, s, kern.tiles)} bytes "
+             f"(budget {target['live_tile_budget_bytes']})."]
+    return "\n".join(lines) + "\n"
+
+
+def emit_candidate(c: Candidate, target: dict[str, Any], digest: str) -> tuple[list[dict[str, Any]], list[str]]:
+    kernels, problems = [], []
+    for k, kern in enumerate(c.kernels):
+        ek = emit(c.graph, kern.schedule, f"k{k}", kern.tiles, _header(c, k, kern, target, digest))
+        problems += [f"k{k}: {p}" for p in check(c.graph, kern.schedule, kern.tiles, target, ek.source)]
+        kernels.append({"name": f"k{k}_{digest}", "source": ek.source, "loads": ek.loads, "outputs": ek.outputs,
+                        "tiles": ek.tiles, "nodes": kern.nodes, "cost": kern.cost.as_dict(),
+                        "max_programs": programs(kern.schedule, kern.tiles, target)[1]
+                        if target["vendor"] == "ascend" else None})
+    return kernels, problems
+
+
+def _time_us(res: SearchResult, c: Candidate, kernels: list[dict[str, Any]], mode: str, kdir: Optional[Path],
+             device: str, iters: tuple[int, int]) -> float:
+    """Mean time of one run of the plan on the device at the real shapes (after ``iters[0]`` warm-up runs)."""
+    import torch
+
+    from ascend_compat.superopt.reference import random_inputs, run_graph
+
+    ins = random_inputs(res.graph, device=device)
+    sync = torch.cuda.synchronize if device == "cuda" else torch.npu.synchronize  # type: ignore[attr-defined]
+
+    def run() -> None:
+        if kernels:
+            run_kernels(c.graph, kernels, ins, mode, kdir)
+        else:
+            run_graph(c.graph, ins)
+
+    for _ in range(iters[0]):
+        run()
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(max(1, iters[1])):
+        run()
+    sync()
+    return (time.perf_counter() - t0) / max(1, iters[1]) * 1e6
+
+
+def _verify_and_choose(res: SearchResult, mode: str, digest: str, kdir: Optional[Path],
+                       iters: tuple[int, int]) -> dict[str, Any]:
+    """The first candidates that pass the static and numeric checks; on a real device the fastest of up to 3."""
+    failed: list[list[str]] = []
+    passed: list[dict[str, Any]] = []
+    device = {"triton": "cuda", "ascend": "npu"}.get(res.backend, "cpu") if mode == "compiled" else "cpu"
+    for c in res.candidates[:MAX_VERIFY]:
+        kernels, problems = ([], []) if res.backend == "torch" else emit_candidate(c, res.target, digest)
+        if problems:
+            c.status = f"rejected by static checks: {problems[0]}"
+            failed.append([c.summary(), c.status])
+            continue
+        ok, why = numeric_check(res.graph, c.graph, kernels if res.backend != "torch" else None, mode, device, kdir)
+        if not ok:
+            c.status = f"rejected by the numeric check: {why}"
+            failed.append([c.summary(), c.status])
+            continue
+        c.status = "verified"
+        passed.append({"candidate": c, "kernels": kernels, "numeric": why, "failed": failed})
+        if device == "cpu" or len(passed) == 3:
+            break
+    if not passed:
+        raise GraphError("no candidate passed verification: " + "; ".join(f"{s}: {w}" for s, w in failed))
+    choice = ("lowest modelled time (cost model: bytes moved and flops against the target's figures; "
+              "no device to time on)")
+    if device != "cpu" and iters[1] > 0:
+        for p in passed:
+            p["time_us"] = _time_us(res, p["candidate"], p["kernels"], mode, kdir, device, iters)
+        passed.sort(key=lambda p: p["time_us"])
+        choice = (f"fastest of {len(passed)} verified candidate(s) timed on {device} ({iters[0]} warm-up, "
+                  f"{iters[1]} timed runs: " + ", ".join(f"{p['time_us']:.1f} us" for p in passed) + ")")
+    best = passed[0]
+    best["candidate"].status = "chosen"
+    best["choice"] = choice
+    return best
+
+
+def superoptimize(graph: KernelGraph, backend: str = "ascend", target: Optional[str] = None, warmup_iters: int = 10,
+                  profile_iters: int = 100, use_cache: bool = True, cache_dir: Optional[str] = None,
+                  torch_compile: Union[bool, str] = False) -> OptimizedGraph:
+    """Search, verify and emit an optimized version of ``graph`` for ``backend`` (see the README).
+
+    ``torch_compile`` (``backend='torch'`` only): run the plan under ``torch.compile`` (True: the default backend,
+    or a backend name).
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if torch_compile and backend != "torch":
+        raise ValueError("torch_compile applies to backend='torch' (the other backends run emitted kernels)")
+    graph.validate()
+    tgt = load_target(target or DEFAULT_TARGET[backend])
+    refuse_unsupported(graph, tgt, backend)
+    mode = execution_mode(backend)
+    import torch
+
+    from ascend_compat import __version__
+
+    versions = {"ascend_compat": __version__, "torch": torch.__version__, "triton": triton_version()}
+    root = Path(cache_dir) if cache_dir else None
+    key = cachemod.key(graph.signature(), backend, tgt["name"], mode, versions)
+    record = cachemod.load(key, root) if use_cache else None
+    kdir = cachemod.kernel_dir(key, root) if use_cache else None
+    if record is None:
+        record = _build(graph, tgt, backend, mode, kdir, (warmup_iters, profile_iters))
+        record["versions"] = versions
+        if use_cache:
+            cachemod.store(key, record, root)
+        record["cache"] = "miss"
+    else:
+        record["cache"] = "hit"
+    opt = OptimizedGraph(graph, record, mode, kdir, tgt, warmup_iters, profile_iters)
+    if torch_compile:
+        opt.compile(None if torch_compile is True else str(torch_compile))
+    return opt
+
+
+def _build(graph: KernelGraph, tgt: dict[str, Any], backend: str, mode: str, kdir: Optional[Path],
+           iters: tuple[int, int]) -> dict[str, Any]:
+    res = run_search(graph, tgt, backend)
+    if not res.candidates:
+        raise GraphError("no candidate plan: " + "; ".join(f"{n}x {w}" for w, n in res.rejected.items()))
+    t0 = time.perf_counter()
+    chosen = _verify_and_choose(res, mode, graph.digest(), kdir, iters)
+    c: Candidate = chosen["candidate"]
+    verdicts = [v for r, v in res.variants if r == c.rewrites]
+    return {
+        "backend": backend, "target": tgt["name"], "mode": mode, "graph": graph.signature(),
+        "plan_graph": c.graph.signature(), "rewrites": c.rewrites, "kernels": chosen["kernels"],
+        "cost": c.cost.as_dict(), "eager": res.eager.as_dict() if res.eager else {},
+        "search": {"seconds": round(res.seconds, 3), "verify_seconds": round(time.perf_counter() - t0, 3),
+                   "variants": [{"rewrites": r, "equivalent": v.equivalent, "reason": v.reason}
+                                for r, v in res.variants],
+                   "partitions": res.partitions, "candidates": len(res.candidates),
+                   "top": [{"plan": x.summary(ids=True), "rewrites": x.rewrites, "time_us": round(x.cost.time_us, 3),
+                            "dram_bytes": int(x.cost.dram_bytes), "status": x.status} for x in res.candidates[:8]],
+                   "rejected": res.rejected, "failed": chosen["failed"]},
+        "verification": {"finite_field": verdicts[0].reason if verdicts else "", "numeric": chosen["numeric"]},
+        "choice": chosen["choice"],
+        "plan": c.summary(),
+    }
+
+
+class OptimizedGraph:
+    """The result of ``superoptimize``: call it with ``inputs=[...]``; inspect it with ``explain()``."""
+
+    def __init__(self, graph: KernelGraph, record: dict[str, Any], mode: str, kdir: Optional[Path],
+                 target: dict[str, Any], warmup_iters: int, profile_iters: int) -> None:
+        self.graph, self.record, self.mode, self.kdir, self.target = graph, record, mode, kdir, target
+        self.plan_graph = KernelGraph.from_signature(record["plan_graph"])
+        self.warmup_iters, self.profile_iters = warmup_iters, profile_iters
+        self._compiled: Any = None
+
+    def compile(self, backend: Optional[str] = None) -> None:
+        """Run the torch plan under ``torch.compile`` from now on."""
+        import torch
+
+        from ascend_compat.superopt.reference import run_graph
+
+        plan = self.plan_graph
+        fn = lambda *xs: run_graph(plan, list(xs))  # noqa: E731
+        self._compiled = torch.compile(fn, backend=backend) if backend else torch.compile(fn)
+
+    @property
+    def backend(self) -> str:
+        return str(self.record["backend"])
+
+    @property
+    def kernels(self) -> list[dict[str, Any]]:
+        return list(self.record["kernels"])
+
+    def __call__(self, inputs: Optional[list[Any]] = None, *args: Any) -> list[Any]:
+        """Run the optimized graph on torch tensors (cpu, cuda, or npu: real or simulated); returns the outputs."""
+        inputs = list(inputs if inputs is not None else args)
+        check_inputs(self.graph, inputs)
+        if self.backend == "torch":
+            from ascend_compat.superopt.reference import run_graph
+
+            return list(self._compiled(*inputs)) if self._compiled else run_graph(self.plan_graph, inputs)
+        return run_kernels(self.plan_graph, self.kernels, inputs, self.mode, self.kdir)
+
+    def triton_code(self) -> str:
+        """The Triton source of every kernel, in launch order (empty for ``backend='torch'``)."""
+        return "\n\n".join(k["source"] for k in self.kernels)
+
+    def save(self, directory: str) -> list[Path]:
+        """Write one ``<kernel>.py`` per kernel and ``plan.json`` to ``directory`` (atomically); returns the paths."""
+        import json
+        import os
+
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        written = []
+        files = [(f"{k['name']}.py", k["source"]) for k in self.kernels]
+        files.append(("plan.json", json.dumps({k: v for k, v in self.record.items() if k != "kernels"}, indent=2)))
+        for name, text in files:
+            tmp = d / f".{name}.tmp{os.getpid()}"
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, d / name)
+            written.append(d / name)
+        return written
+
+    def explain(self) -> str:
+        from ascend_compat.superopt.explain import explain
+
+        return explain(self.record)

@@ -1,0 +1,113 @@
+"""First-party detection and the extension boundary inventory on a fixture repository written for them
+(``fixtures_report/kernelpkg``: its own CUDAExtension with pybind11 exports and Python call sites, a
+``load()``-built extension with TORCH_LIBRARY, a CPU extension, a vendored kernel, a standalone kernel and a
+first-party fork of a package the dependency table knows)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ascend_compat.migrate.extbuild import from_cmake, from_python
+from ascend_compat.migrate.model import ScanResult
+from ascend_compat.migrate.project import analyze
+from ascend_compat.migrate.scan import check
+
+FIXTURE = Path(__file__).parent / "fixtures_report" / "kernelpkg"
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dest = tmp_path_factory.mktemp("r") / "kernelpkg"
+    shutil.copytree(FIXTURE, dest)
+    return dest
+
+
+@pytest.fixture(scope="module")
+def result(repo: Path) -> ScanResult:
+    return check([str(repo)], jobs=1, use_git=False)
+
+
+def test_own_packages_are_first_party_never_dependencies(result: ScanResult) -> None:
+    fp = result.first_party
+    assert fp is not None and fp["distributions"] == ["kernelpkg"]
+    assert {"kernelpkg", "mamba_ssm"} <= set(fp["packages"])
+    # `from mamba_ssm import selective_scan` names the repository's own fork, not the PyPI package.
+    deps = {f.api for f in result.findings if f.category == "dependency"}
+    assert "mamba-ssm" not in deps and "kernelpkg" not in deps
+    assert {"causal-conv1d", "triton", "flash-attn"} <= deps
+    assert [(Path(f.path).name, f.line, f.api) for f in result.first_party_dropped] == [("model.py", 4, "mamba-ssm")]
+
+
+def test_every_extension_with_sources_exports_kernels_and_call_sites(result: ScanResult) -> None:
+    inv = analyze(result).inventory
+    by = {e.name: e for e in inv.extensions}
+    assert set(by) == {"kernelpkg_cuda", "kernelpkg_cpu", "jit_ext"}
+    cuda = by["kernelpkg_cuda"]
+    assert (cuda.decl.kind, cuda.decl.path, cuda.decl.line) == ("CUDAExtension", "setup.py", 10)
+    assert cuda.sources == ["csrc/bind.cpp", "csrc/scale_kernel.cu"] and not cuda.missing
+    assert "csrc/common.cuh" in cuda.files  # reached through #include "common.cuh"
+    # The commented-out m.def is not an export.
+    assert [(x.name, x.line) for x in cuda.exports] == [("scale_forward", 9), ("rms_norm_fwd", 10), ("unused_op", 11)]
+    assert {(k.name, k.path, k.complex) for k in cuda.kernels} == {
+        ("scale_kernel", "csrc/scale_kernel.cu", False), ("rms_norm_kernel", "csrc/common.cuh", True)}
+    assert [(s.path, s.line, s.name) for s in cuda.call_sites] == [
+        ("kernelpkg/ops.py", 3, "import"), ("kernelpkg/ops.py", 5, "import rms_norm_fwd"),
+        ("kernelpkg/ops.py", 9, "scale_forward"), ("kernelpkg/ops.py", 15, "rms_norm_fwd")]
+    jit = by["jit_ext"]
+    assert (jit.decl.kind, jit.sources, [x.name for x in jit.exports]) == ("load", ["csrc/jit.cu"], ["fn"])
+    assert [(s.path, s.line, s.name) for s in jit.call_sites] == [("kernelpkg/jit.py", 9, "fn")]
+    assert not by["kernelpkg_cpu"].cuda and [x.name for x in by["kernelpkg_cpu"].exports] == ["cpu_add"]
+    # A kernel no extension compiles is still a unit of work; a vendored one is not the project's.
+    assert [(k.name, k.path) for k in inv.orphan_kernels] == [("orphan_kernel", "tools/standalone.cu")]
+    assert "vendored_kernel" not in json.dumps(inv.to_dict())
+
+
+def test_check_json_and_sarif_carry_the_inventory(repo: Path) -> None:
+    run = [sys.executable, "-m", "ascend_compat", "check", str(repo), "--no-progress", "--fail-on", "never"]
+    data = json.loads(subprocess.run([*run, "--json"], capture_output=True, text=True, check=True).stdout)
+    names = [e["name"] for e in data["extensions"]["extensions"]]
+    assert sorted(names) == ["jit_ext", "kernelpkg_cpu", "kernelpkg_cuda"]
+    assert data["first_party"]["distributions"] == ["kernelpkg"] and data["first_party"]["dropped_findings"]
+    assert data["summary"]["effort_range"] == [data["effort"]["low"], data["effort"]["high"]]
+    sarif = json.loads(subprocess.run([*run, "--format", "sarif"], capture_output=True, text=True, check=True).stdout)
+    props = sarif["runs"][0]["properties"]
+    assert [e["name"] for e in props["extensions"]["extensions"]] == names
+    assert props["effort"]["low"] == data["effort"]["low"]
+
+
+def test_build_declarations_read_without_running_the_build(tmp_path: Path) -> None:
+    (tmp_path / "csrc").mkdir()
+    for n in ("a.cu", "b.cu", "x.cpp"):
+        (tmp_path / "csrc" / n).write_text("")
+    setup = tmp_path / "setup.py"
+    setup.write_text(
+        "import glob, os\nfrom torch.utils import cpp_extension\nthis_dir = os.path.dirname(__file__)\n"
+        "SRCS = [os.path.join(this_dir, 'csrc', 'x.cpp')]\nNAME = 'pkg._fast'\n"
+        "exts = [cpp_extension.CUDAExtension(NAME, SRCS + glob.glob('csrc/*.cu')),\n"
+        "        cpp_extension.CUDAExtension(name=f'{NAME}_v2', sources=['csrc/missing.cu'])]\n"
+        "import json\ncfg = json.load(open('c.json'))\n"
+        "inline = cpp_extension.load_inline(name='inl', cpp_sources='int f();', functions=['f', 'g'])\n"
+    )
+    decls = from_python(str(setup), setup.read_text(), str(tmp_path))
+    assert [(d.name, d.qualified, d.kind, d.line) for d in decls] == [
+        ("_fast", "pkg._fast", "CUDAExtension", 6), ("_fast_v2", "pkg._fast_v2", "CUDAExtension", 7),
+        ("inl", "inl", "load_inline", 10)]
+    assert decls[0].sources == ["csrc/x.cpp", "csrc/a.cu", "csrc/b.cu"]
+    assert decls[1].sources == ["csrc/missing.cu"] and decls[2].functions == ["f", "g"]
+    cmake = tmp_path / "CMakeLists.txt"
+    cmake.write_text("add_library(core STATIC core.cpp)  # linked in\npybind11_add_module(_ops MODULE ops.cpp k.cu)\n"
+                     "add_library(plugin SHARED plugin.cu ${EXTRA})\n")
+    assert [(d.name, d.sources, d.line) for d in from_cmake(str(cmake), cmake.read_text(), str(tmp_path))] == [
+        ("_ops", ["ops.cpp", "k.cu"], 2), ("plugin", ["plugin.cu"], 3)]
+
+
+def test_no_setup_no_extensions(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("import json\nx = json.load(open('a'))\n")
+    inv = analyze(check([str(tmp_path)], jobs=1, use_git=False)).inventory
+    assert inv.extensions == [] and inv.orphan_kernels == []
