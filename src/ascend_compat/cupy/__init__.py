@@ -70,9 +70,10 @@ from numpy import (
     ushort,
 )
 
-from ascend_compat.cupy import (
+from ascend_compat.cupy import (  # _internals/_methods attach cupy._core names and ndarray methods
     _internals,
     _methods,
+    _util,
     exceptions,
 )
 from ascend_compat.cupy._core import (

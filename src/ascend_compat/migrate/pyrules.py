@@ -40,6 +40,10 @@ PY_RULES = (
     _R("AC116", "torch-load-map-location", "device", "warning",
        "`torch.load` without map_location puts a CUDA checkpoint back on CUDA (fails without CUDA)",
        "torch.load(..., map_location=\"npu\")", True, True, "trivial", 0.02),
+    _R("AC117", "cuda-device-property", "device", "warning",
+       "a CUDA field of get_device_properties() that torch_npu's properties do not have",
+       "multi_processor_count -> cube_core_num (AI cores); warp_size, max_threads_per_multi_processor, "
+       "major/minor have no NPU meaning: compute the value another way", True, True, "easy", 0.05),
     _R("AC113", "device-map-auto", "device", "note", "device_map=\"auto\" placement",
        "accelerate places on npu when torch_npu is importable; check max_memory per NPU", True, False,
        "trivial", 0.0),

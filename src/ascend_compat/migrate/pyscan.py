@@ -68,6 +68,12 @@ _QUANT_CONFIGS = {"GPTQConfig": "gptq", "AwqConfig": "awq", "FineGrainedFP8Confi
 _QUANT_LEVEL = {"yes": "note", "partial": "warning", "no": "error"}
 # Names of torch.cuda that torch.npu provides beyond those the shim table calls "direct".
 _NPU_ALSO = {"is_available", "is_bf16_supported", "get_device_properties", "utilization"}
+# CUDA fields of get_device_properties() that torch_npu's NPUDeviceProperties lack, and the field that stands in
+# (None: no counterpart). torch_npu's properties have name, total_memory, cube_core_num, vector_core_num, L2_cache_size.
+_CUDA_ONLY_PROPERTIES: dict[str, Optional[str]] = {
+    "multi_processor_count": "cube_core_num", "warp_size": None, "max_threads_per_multi_processor": None,
+    "major": None, "minor": None, "gcnArchName": None, "regs_per_multiprocessor": None,
+}  # fmt: skip
 # The legacy tensor types torch_npu defines as torch.npu.<Dtype>Tensor.
 _NPU_TENSOR_TYPES = frozenset(
     f"{d}Tensor" for d in ("Float", "Double", "Half", "BFloat16", "Byte", "Char", "Short", "Int", "Long", "Bool")
@@ -428,6 +434,13 @@ class _Scanner:
         if q is not None:
             self.on_qualified(q, node, None)
             return True
+        if node.attr in _CUDA_ONLY_PROPERTIES and isinstance(node.value, ast.Call) \
+                and self.qual(node.value.func) == "torch.cuda.get_device_properties":
+            # Renaming the call to torch.npu alone would read a field the NPU's properties do not have.
+            new = _CUDA_ONLY_PROPERTIES[node.attr]
+            self.add("AC117", node, f"`.{node.attr}` of CUDA device properties", node.attr,
+                     self.attr_edit(node, new) if new else (), coupled=True)
+            return False
         if node.attr == "is_cuda" and isinstance(node.ctx, ast.Load):
             # A tensor's ``is_cuda`` is read-only, so a written one is the file's own attribute (not reported).
             # Where the file defines or writes ``is_cuda``, no read is renamed (renaming reads but not writes
@@ -663,6 +676,14 @@ class _Scanner:
         fname = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if fname in ("init_process_group", "new_group") and node.args:
             self._backend_literal(node.args[0])
+        if fname == "add_argument" and any(
+            isinstance(a, ast.Constant) and isinstance(a.value, str) and "backend" in a.value.lower()
+            for a in node.args
+        ):
+            # argparse's --dist-backend default (pytorch/examples' imagenet): the value reaches init_process_group.
+            for kw in node.keywords:
+                if kw.arg == "default":
+                    self._backend_literal(kw.value)
         if fname in ("getattr", "hasattr", "setattr", "delattr") and len(node.args) > 1:
             self.nofix.add(id(node.args[1]))  # an attribute name, not a device
         q = self.qual(func)
