@@ -196,3 +196,18 @@ def test_caching_allocator_reuses_freed_blocks(sim):
     torch.npu.empty_cache()
     assert torch.npu.memory_reserved() == torch.npu.memory_allocated() == base
     assert torch.npu.memory_stats()["reserved_bytes.all.current"] == base
+
+
+def test_complex_views_track_autograd_and_inference_like_torch(sim):
+    """Views the CPU-kernel fallback makes (complex .real/.imag, view_as_real) are ordinary tensors outside
+    inference mode, differentiable, and inference tensors only when their base is one."""
+    torch = sim
+    z = torch.tensor([1 + 2j, 3 - 1j], device="npu")
+    assert z.real.cpu().tolist() == [1.0, 3.0] and z.imag.cpu().tolist() == [2.0, -1.0]
+    assert torch.view_as_real(z).cpu().tolist() == [[1.0, 2.0], [3.0, -1.0]]
+    w = torch.randn(3, dtype=torch.complex64, device="npu", requires_grad=True)
+    (w.real * 2).sum().backward()
+    assert torch.equal(w.grad.cpu(), torch.full((3,), 2 + 0j, dtype=torch.complex64))
+    with torch.inference_mode():
+        assert not z.real.is_inference()
+        assert torch.ones(2, dtype=torch.complex64, device="npu").real.is_inference()

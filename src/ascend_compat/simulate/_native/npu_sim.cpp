@@ -677,10 +677,17 @@ static at::Tensor cpu_alias(const at::Tensor& t) {
   return out;
 }
 
-static at::Tensor make_npu_on_storage(c10::Storage storage, const at::Tensor& like, bool is_view) {
+static at::Tensor make_npu_on_storage(
+    c10::Storage storage, const at::Tensor& like, bool is_view, bool inference_base = false) {
+  // The VIEW constructor takes the key set as given: without the autograd keys the view would be an inference
+  // tensor, and autograd's view tracking then fails ("Cannot set version_counter for inference tensor":
+  // complex .real/.imag, view_as_real). As in torch, a view is an inference tensor only when its base is one.
+  c10::DispatchKeySet view_keys(c10::DispatchKey::PrivateUse1);
+  if (!inference_base) {
+    view_keys = view_keys | c10::getAutogradRelatedKeySetFromBackend(c10::BackendComponent::PrivateUse1Bit);
+  }
   auto out = is_view ? at::detail::make_tensor<c10::TensorImpl>(
-                           c10::TensorImpl::VIEW, std::move(storage),
-                           c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), like.dtype())
+                           c10::TensorImpl::VIEW, std::move(storage), view_keys, like.dtype())
                      : at::detail::make_tensor<c10::TensorImpl>(
                            std::move(storage), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), like.dtype());
   out.unsafeGetTensorImpl()->set_sizes_and_strides(like.sizes(), like.strides(), like.storage_offset());
@@ -1005,7 +1012,7 @@ static void npu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack
     auto* impl = t.storage().unsafeGetStorageImpl();
     for (auto& a : aliases) {
       if (a.cpu_storage == impl) {
-        return make_npu_on_storage(a.npu.storage(), t, true);
+        return make_npu_on_storage(a.npu.storage(), t, true, a.npu.is_inference());
       }
     }
     return wrap_output(t, dev);
