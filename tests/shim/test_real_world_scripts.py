@@ -188,6 +188,11 @@ def test_set_default_tensor_type_with_legacy_cuda_types(simulate):
                 assert x.device.type == target and torch.tensor([1.5]).dtype == torch.float16
                 torch.set_default_tensor_type("torch.cuda.DoubleTensor")
                 assert torch.ones(1).dtype == torch.float64 and torch.ones(1).device.type == target
+                torch.set_default_tensor_type(torch.cuda.HalfTensor)
+                # The legacy constructor follows the default type onto the target (Llama via fairscale).
+                for legacy in (torch.Tensor(2, 3), torch.Tensor(torch.Size([2])), torch.Tensor([[1, 2]]),
+                               torch.Tensor(), torch.nn.Parameter(torch.Tensor(4, 4))):
+                    assert legacy.device.type == target and legacy.dtype == torch.float16, legacy
                 torch.set_default_tensor_type(torch.cuda.FloatTensor)
                 assert torch.get_default_dtype() == torch.float32
                 try:
@@ -199,6 +204,8 @@ def test_set_default_tensor_type_with_legacy_cuda_types(simulate):
                 torch.set_default_tensor_type(torch.DoubleTensor)  # back to a CPU type: the device resets too
                 assert torch.ones(1).dtype == torch.float64 and torch.ones(1).device.type == "cpu"
                 torch.set_default_tensor_type(torch.FloatTensor)
+                assert torch.Tensor(2).device.type == "cpu"
+            assert "__new__" not in torch.Tensor.__dict__  # deactivate removed the constructor hook
             print("OK", target)
             """,
             env=SIM if simulate else None,
@@ -551,3 +558,19 @@ def test_auto_activation_then_explicit_activate_nests(tmp_path):
     )
     assert run.returncode == 0, run.stderr[-3000:]
     assert "child 0 True" in run.stdout
+
+
+def test_dynamo_imports_after_activation():
+    """torch._dynamo checks the signature of what its Tensor.__new__ polyfill replaces (FSDP2 imports it late):
+    the shim's constructor hook must pass that check."""
+    out = _ok(
+        run_python(
+            """
+            import ascend_compat, torch
+            ascend_compat.activate()
+            import torch._dynamo
+            print("OK", "__new__" in torch.Tensor.__dict__)
+            """
+        )
+    )
+    assert "OK True" in out

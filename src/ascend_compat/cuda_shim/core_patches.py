@@ -14,7 +14,7 @@ import os
 from typing import Any, Callable
 
 from ascend_compat._value import FieldValue
-from ascend_compat.cuda_shim import devices, patches
+from ascend_compat.cuda_shim import cuda_functions, devices, patches
 from ascend_compat.cuda_shim.devices import TARGET
 from ascend_compat.cuda_shim.ledger import Ledger
 
@@ -106,6 +106,7 @@ def _default_device(plan: Plan, torch: Any, backend: Any) -> None:
         fn = patches._first_arg_device(torch.set_default_device, "set_default_device", "device")
         plan.patch(torch, "set_default_device", fn)
     plan.patch(torch, "set_default_tensor_type", patches.set_default_tensor_type(torch.set_default_tensor_type))
+    plan.patch(torch.Tensor, "__new__", cuda_functions.legacy_tensor_new(torch._C.TensorBase.__new__))
 
 
 def _dataloader(plan: Plan, torch: Any, backend: Any) -> None:
@@ -199,8 +200,9 @@ CORE_PATCHES: tuple[CorePatch, ...] = (
               _NO_ISSUE, apply=_device),
     CorePatch("torch.Generator", "torch.Generator(device=...)", "Generator(device='cuda') on the target",
               _NO_ISSUE, apply=_generator),
-    CorePatch("default-device", "torch.set_default_device, torch.set_default_tensor_type",
-              "set_default_device('cuda') and set_default_tensor_type(torch.cuda.HalfTensor) select the target",
+    CorePatch("default-device", "torch.set_default_device, torch.set_default_tensor_type, torch.Tensor.__new__",
+              "set_default_device('cuda') and set_default_tensor_type(torch.cuda.HalfTensor) select the target; "
+              "after the latter the legacy constructor torch.Tensor(sizes) builds there too, as on CUDA",
               _NO_ISSUE, apply=_default_device),
     CorePatch("DataLoader", "torch.utils.data.DataLoader.__init__",
               "pin_memory_device='cuda' names the target; with no accelerator nothing is pinned (a CPU-only build "

@@ -142,6 +142,35 @@ def set_default_tensor_type(original: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def legacy_tensor_new(base_new: Callable[..., Any]) -> Any:
+    """``torch.Tensor.__new__``: after ``set_default_tensor_type(torch.cuda.HalfTensor)``, the legacy constructor
+    ``torch.Tensor(2, 3)`` / ``torch.Tensor([1, 2])`` builds on the target, as CUDA's default type does (Llama's
+    fairscale layers build their weights this way). torch's own constructor ignores the default device."""
+    import torch
+
+    # (*args, **kwargs) only, no named ``cls``: torch._dynamo checks that its polyfill for Tensor.__new__ has the
+    # signature of what it replaces, and accepts this wildcard one.
+    def __new__(*args: Any, **kwargs: Any) -> Any:  # noqa: N807
+        cls, args = args[0], args[1:]
+        if (
+            cls is torch.Tensor
+            and TARGET.active
+            and _DEFAULT_DEVICE_FROM_TYPE
+            and "device" not in kwargs
+            and not (args and isinstance(args[0], (torch.Tensor, torch.UntypedStorage, torch.TypedStorage)))
+        ):
+            dtype, dev = torch.get_default_dtype(), target_device()
+            if not args:
+                return torch.empty(0, dtype=dtype, device=dev)
+            if all(isinstance(a, int) for a in args) or (len(args) == 1 and isinstance(args[0], torch.Size)):
+                return torch.empty(*args, dtype=dtype, device=dev)
+            if len(args) == 1:
+                return torch.tensor(args[0], dtype=dtype, device=dev)
+        return base_new(cls, *args, **kwargs)
+
+    return staticmethod(__new__)
+
+
 class _StreamContext:
     """``torch.cuda.StreamContext(s)``: make ``s`` current on the target inside the block."""
 

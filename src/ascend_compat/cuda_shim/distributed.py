@@ -61,6 +61,11 @@ def _init_process_group(original: Callable[..., Any], collective: str) -> Callab
                 _register_exit_hook()
         if kwargs.get("device_id") is not None:
             kwargs["device_id"] = map_device(kwargs["device_id"])
+            if TARGET.active and not TARGET.accelerator and str(kwargs["device_id"]).startswith("cpu"):
+                # On CPU fallback the CUDA device is the host, and torch binds groups to accelerators only
+                # ("device_id parameter must be an accelerator with an index"): unbound, as a CPU script is.
+                count("init_process_group(device_id)")
+                kwargs["device_id"] = None
         return original(backend, *args, **kwargs)
 
     return init_process_group
