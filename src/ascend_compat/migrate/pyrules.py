@@ -95,6 +95,10 @@ PY_RULES = (
        "swaps of adjacent axes", False, False, "medium", 0.5),
     _R("AC411", "cuda-extension", "custom_kernel", "error", "custom CUDA extension build",
        "torch_npu.utils.cpp_extension.NpuExtension with Ascend C kernels", False, False, "hard", 5.0),
+    _R("AC413", "triton-custom-op", "custom_kernel", "warning",
+       "user Triton kernel registered as a torch operator (torch.library.wrap_triton / triton_op)",
+       "keeps working only where its kernel does: compile it with triton-ascend and check it against AC420-AC424; "
+       "torch.compile on Ascend (torchair) does not take Inductor's user-Triton path", False, False, "medium", 1.0),
     _R("AC412", "numba-cuda-kernel", "custom_kernel", "error", "numba.cuda kernel",
        "rewrite with torch ops or an Ascend C kernel", False, False, "hard", 2.0),
     _R("AC508", "quantization-method", "dependency", "warning",

@@ -526,6 +526,9 @@ class _Scanner:
         if q == "torch.version.cuda":
             self.add("AC503", node, "`torch.version.cuda` is None on Ascend builds of torch", q)
             return True
+        if q in ("torch.library.wrap_triton", "torch.library.triton_op", "torch._library.triton.wrap_triton"):
+            self.add("AC413", node, f"`{q}` registers a Triton kernel as a torch operator", q)
+            return True
         if q in ("torch.compile", "torch._dynamo.optimize"):
             self.add("AC507", node, f"`{q}`: inductor does not generate NPU code", q)
             return True
