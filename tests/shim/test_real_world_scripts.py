@@ -574,3 +574,18 @@ def test_dynamo_imports_after_activation():
         )
     )
     assert "OK True" in out
+
+
+def test_torch_compile_on_cpu_fallback_keeps_torch_internals_on_the_cpu(tmp_path):
+    """torch.cuda.is_available() opens a script's gate on CPU fallback, but torch's own probes (dynamo's CUDA
+    interface, Inductor's has_triton) keep torch's answer: with Triton installed they would otherwise pick the
+    CUDA driver for CPU tensors ("libcuda.so cannot found")."""
+    script = tmp_path / "compiled.py"
+    script.write_text(
+        "import torch\n"
+        "assert torch.cuda.is_available()\n"
+        "m = torch.compile(torch.nn.Linear(4, 4).cuda())\n"
+        "print('OK', m(torch.randn(2, 4, device='cuda')).shape)\n"
+    )
+    out = _ok(_run_cli([str(script)]))
+    assert "OK torch.Size([2, 4])" in out
