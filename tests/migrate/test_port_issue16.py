@@ -102,3 +102,13 @@ def test_torch_load_map_location_rules() -> None:
     assert "b = torch.load('p', map_location='cpu')" in out and "c = torch.load('p', 'cpu')" in out
     assert "d = torch.load('p', **kw)" in out
     assert "e = torch.load(f='p', weights_only=True, map_location=\"npu\")" in out
+
+
+def test_a_legacy_default_tensor_type_is_left_for_a_person():
+    """torch refuses torch_npu's tensortypes as the default type, so the rename would crash on the NPU: the call
+    is reported and kept; the same type elsewhere is still renamed."""
+    source = "import torch\ntorch.set_default_tensor_type(torch.cuda.HalfTensor)\nx = torch.cuda.HalfTensor(2)\n"
+    result = port_source("s.py", source, mode="native")
+    assert isinstance(result, PortSuccess)
+    assert "torch.set_default_tensor_type(torch.cuda.HalfTensor)" in result.text
+    assert "x = torch.npu.HalfTensor(2)" in result.text

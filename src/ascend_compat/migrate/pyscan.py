@@ -244,6 +244,7 @@ class _Scanner:
         }
         self.nofix: set[int] = set()  # literals reported without a fix (dict keys: a table of device types)
         self.backend_ctx: set[int] = set()  # "nccl" literals that select the collective backend
+        self.default_type_args: set[int] = set()  # arguments of torch.set_default_tensor_type(...)
         self.marked: dict[int, str] = {}  # id(str constant) -> rule code decided by its parent
         self.import_nodes, self.skip, self.defined = _statements(tree)
         self.stmt: Optional[ast.stmt] = None
@@ -639,7 +640,11 @@ class _Scanner:
             return
         if name.endswith(_LEGACY_SUFFIXES) and name[:1].isupper():
             # torch_npu has the legacy tensor types (torch.npu.HalfTensor, ...) but no typed storages.
-            fixable = name in _NPU_TENSOR_TYPES and rest == name and cuda_attr is not None
+            # Not as a default type: torch accepts only its own tensortypes there (torch_npu's are refused, and
+            # torch's legacy constructor ignores the default device), so set_default_dtype + set_default_device
+            # is a person's rewrite, checked against code that builds tensors with torch.Tensor(sizes).
+            fixable = (name in _NPU_TENSOR_TYPES and rest == name and cuda_attr is not None
+                       and id(node) not in self.default_type_args)
             edits = self.attr_edit(cuda_attr, "npu") if fixable and cuda_attr is not None else ()
             kind = "storage" if name.endswith("Storage") else "tensor"
             self.add("AC112", node, f"`{q}`: legacy CUDA {kind} type", q, edits, coupled=True)
@@ -679,6 +684,8 @@ class _Scanner:
         fname = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         if fname in ("init_process_group", "new_group") and node.args:
             self._backend_literal(node.args[0])
+        if fname == "set_default_tensor_type" and node.args:
+            self.default_type_args.add(id(node.args[0]))
         if fname == "add_argument" and any(
             isinstance(a, ast.Constant) and isinstance(a.value, str) and "backend" in a.value.lower()
             for a in node.args
