@@ -211,3 +211,12 @@ def test_complex_views_track_autograd_and_inference_like_torch(sim):
     with torch.inference_mode():
         assert not z.real.is_inference()
         assert torch.ones(2, dtype=torch.complex64, device="npu").real.is_inference()
+
+
+def test_copies_resolve_conjugate_and_negative_bits(sim):
+    """z.conj().resolve_conj() recursed without end (torch's conjugate fallback cloned into _copy_from again)."""
+    torch = sim
+    z = torch.tensor([1 + 2j, 3 - 1j], device="npu")
+    assert z.conj().resolve_conj().cpu().tolist() == [1 - 2j, 3 + 1j]
+    assert torch.tensor([1 + 2j]).conj().to("npu").cpu().tolist() == [1 - 2j]
+    assert torch._neg_view(torch.tensor([1.0, 2.0], device="npu")).resolve_neg().cpu().tolist() == [-1.0, -2.0]

@@ -1195,6 +1195,20 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&npu_fallback>());
 }
 
+// A copy to or from an npu tensor with a conjugate or negative bit: npu_copy_from copies through CPU aliases that
+// keep those bits, and the CPU copy resolves them. Torch's conjugate/negative fallback would instead materialise
+// the source with clone(), whose copy_ calls _copy_from again: endless recursion (z.conj().resolve_conj()
+// crashed). Only devices without a native copy kernel reach _copy_from; CPU and CUDA never do.
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+
 #include "npu_sparse.cpp"  // one translation unit: npu_sparse.cpp is not compiled on its own
 
 // ----------------------------------------------------------------------------------------------------------
