@@ -128,6 +128,21 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'ascend_compat.cupy' has no attribute {name!r}")
 
 
+def install_as_cupy() -> bool:
+    """Make ``import cupy`` give this module (never over a real CuPy that is installed and usable); returns
+    whether it did. ``uninstall_as_cupy()`` undoes it."""
+    from ascend_compat.cupy._install import install_as_cupy as install
+
+    return install()
+
+
+def uninstall_as_cupy() -> None:
+    """Undo :func:`install_as_cupy`."""
+    from ascend_compat.cupy._install import uninstall_as_cupy as uninstall
+
+    uninstall()
+
+
 def is_available() -> bool:
     """True: the module always has a device (the CPU at worst)."""
     return True
