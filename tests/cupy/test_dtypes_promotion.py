@@ -15,9 +15,6 @@ from tests.cupy._xp import dev  # noqa: F401 (fixture)
 DTYPES = [numpy.bool_, numpy.int8, numpy.int16, numpy.int32, numpy.int64, numpy.uint8, numpy.uint16, numpy.uint32,
           numpy.uint64, numpy.float16, numpy.float32, numpy.float64, numpy.complex64, numpy.complex128]
 SCALARS = [True, 3, 2.5, 1 + 2j]
-# The simulated NPU fails complex views and complex division ("Cannot set version_counter for inference tensor"):
-# a simulator limit reported to the lead, so complex operands are checked on the CPU only.
-SIM_COMPLEX_BROKEN = True
 
 
 def _complex(x: object) -> bool:
@@ -62,8 +59,6 @@ def test_binary_result_types_match_numpy(dev: str, op: str) -> None:  # noqa: F8
     for x, y in itertools.product(operands, repeat=2):
         if not isinstance(x, numpy.ndarray) and not isinstance(y, numpy.ndarray):
             continue
-        if dev == "npu" and SIM_COMPLEX_BROKEN and (_complex(x) or _complex(y)):
-            continue
         n_res, n_err = _outcome(getattr(numpy, op), x, y)
         cx = cp.asarray(x) if isinstance(x, numpy.ndarray) else x
         cy = cp.asarray(y) if isinstance(y, numpy.ndarray) else y
@@ -76,8 +71,6 @@ def test_binary_result_types_match_numpy(dev: str, op: str) -> None:  # noqa: F8
 
 @pytest.mark.parametrize("dt", DTYPES)
 def test_reduction_result_types_match_numpy(dev: str, dt: type) -> None:  # noqa: F811
-    if dev == "npu" and SIM_COMPLEX_BROKEN and numpy.dtype(dt).kind == "c":
-        pytest.skip("simulated NPU: complex views fail (simulator limit)")
     host = _values(dt).reshape(3, 1) * numpy.ones((1, 2), dtype=dt) if dt is not numpy.bool_ else \
         numpy.array([[True, False], [True, True], [False, True]])
     dev_arr = cp.asarray(host)
