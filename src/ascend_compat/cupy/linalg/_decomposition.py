@@ -13,6 +13,7 @@ from ascend_compat.cupy.linalg._util import (
     linalg_common_type,
     linalg_errors,
     real_dtype,
+    square_matrices,
     tensor,
     wrap,
 )
@@ -20,9 +21,7 @@ from ascend_compat.cupy.linalg._util import (
 
 def cholesky(a: Any, /, *, upper: bool = False) -> Any:
     """Cholesky factor (lower, or upper with ``upper=True``) of Hermitian positive-definite matrices."""
-    a = as_array(a)
-    assert_stacked_2d(a)
-    assert_stacked_square(a)
+    a = square_matrices(a)
     compute, res = linalg_common_type(a)
     with linalg_errors("Matrix is not positive definite"):
         t = torch.linalg.cholesky(tensor(a, compute), upper=upper)
@@ -91,29 +90,25 @@ def _complex_result(res: Any) -> Any:
     return numpy.result_type(res, numpy.complex64)
 
 
-def eig(a: Any) -> Any:
-    """Eigenvalues and right eigenvectors of general matrices (complex results, as in CuPy)."""
-    a = as_array(a)
-    assert_stacked_2d(a)
-    assert_stacked_square(a)
+def _general_eig(a: Any, vectors: bool) -> Any:
+    a = square_matrices(a)
     compute, res = linalg_common_type(a)
     if a.size == 0:
         t = tensor(a, compute)
-        return wrap(t.new_empty(t.shape[:-1]), res), wrap(t.clone(), res)
+        w = wrap(t.new_empty(t.shape[:-1]), res)
+        return (w, wrap(t.clone(), res)) if vectors else w
     with linalg_errors("Eigenvalues did not converge"):
-        w, v = torch.linalg.eig(tensor(a, compute))
-    return wrap(w, _complex_result(res)), wrap(v, _complex_result(res))
+        if vectors:
+            w, v = torch.linalg.eig(tensor(a, compute))
+            return wrap(w, _complex_result(res)), wrap(v, _complex_result(res))
+        return wrap(torch.linalg.eigvals(tensor(a, compute)), _complex_result(res))
+
+
+def eig(a: Any) -> Any:
+    """Eigenvalues and right eigenvectors of general matrices (complex results, as in CuPy)."""
+    return _general_eig(a, vectors=True)
 
 
 def eigvals(a: Any) -> Any:
     """Eigenvalues of general matrices (complex, as in CuPy)."""
-    a = as_array(a)
-    assert_stacked_2d(a)
-    assert_stacked_square(a)
-    compute, res = linalg_common_type(a)
-    if a.size == 0:
-        t = tensor(a, compute)
-        return wrap(t.new_empty(t.shape[:-1]), res)
-    with linalg_errors("Eigenvalues did not converge"):
-        w = torch.linalg.eigvals(tensor(a, compute))
-    return wrap(w, _complex_result(res))
+    return _general_eig(a, vectors=False)

@@ -17,6 +17,7 @@ from ascend_compat.cupy.linalg._util import (
     linalg_common_type,
     linalg_errors,
     real_dtype,
+    square_matrices,
     tensor,
     wrap,
 )
@@ -83,18 +84,14 @@ def cond(x: Any, p: Any = None) -> Any:
 
 def det(a: Any) -> Any:
     """Determinant of (stacked) square matrices."""
-    a = as_array(a)
-    assert_stacked_2d(a)
-    assert_stacked_square(a)
+    a = square_matrices(a)
     compute, res = linalg_common_type(a)
     return wrap(torch.linalg.det(tensor(a, compute)), res)
 
 
 def slogdet(a: Any) -> Any:
     """(sign, log|det|) of (stacked) square matrices."""
-    a = as_array(a)
-    assert_stacked_2d(a)
-    assert_stacked_square(a)
+    a = square_matrices(a)
     compute, res = linalg_common_type(a)
     sign, logabs = torch.linalg.slogdet(tensor(a, compute))
     return wrap(sign, res), wrap(logabs, real_dtype(res))

@@ -17,6 +17,7 @@ from ascend_compat.cupy.linalg._util import (
     linalg_common_type,
     linalg_errors,
     real_dtype,
+    square_matrices,
     tensor,
     wrap,
 )
@@ -54,9 +55,7 @@ def solve(a: Any, b: Any) -> Any:
 
 def inv(a: Any) -> Any:
     """Inverse of (stacked) square matrices; LinAlgError when singular."""
-    a = as_array(a)
-    assert_stacked_2d(a)
-    assert_stacked_square(a)
+    a = square_matrices(a)
     compute, res = linalg_common_type(a)
     with linalg_errors("Singular matrix"):
         return wrap(torch.linalg.inv(tensor(a, compute)), res)

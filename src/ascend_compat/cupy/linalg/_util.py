@@ -65,6 +65,14 @@ def assert_stacked_square(*arrays: _core.ndarray) -> None:
             raise LinAlgError("Last 2 dimensions of the array must be square")
 
 
+def square_matrices(x: Any) -> _core.ndarray:
+    """``x`` as an array of square matrices (stacked), or the LinAlgError NumPy gives."""
+    a = as_array(x)
+    assert_stacked_2d(a)
+    assert_stacked_square(a)
+    return a
+
+
 @contextlib.contextmanager
 def linalg_errors(what: str) -> Iterator[None]:
     """torch's linalg failures (singular, not positive definite) as NumPy's ``LinAlgError``."""

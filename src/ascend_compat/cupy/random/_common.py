@@ -105,6 +105,14 @@ class Streams:
             t = torch.rand(shape_of(size), generator=self.torch, device=self.device, dtype=self.torch_dtype(dtype))
         return _core._wrap(t)
 
+    def uniform(self, low: Any, high: Any, size: Any, dtype: numpy.dtype) -> _core.ndarray:
+        """Uniform draws on [low, high): on the device for scalar bounds, else NumPy's broadcasting on the host."""
+        if is_scalar(low) and is_scalar(high):
+            x = self.uniform01(size, dtype)
+            x._t.mul_(float(high) - float(low)).add_(float(low))
+            return x
+        return self.host_draw("uniform", low, high, size=size, dtype=dtype)
+
     def normal01(self, size: Any, dtype: numpy.dtype) -> _core.ndarray:
         """Standard normal drawn on the device."""
         with self.lock:

@@ -122,12 +122,7 @@ class RandomState:
         return self._s.normal01(size, float_dtype(dtype))
 
     def uniform(self, low: Any = 0.0, high: Any = 1.0, size: Any = None, dtype: Any = float) -> _core.ndarray:
-        dt = float_dtype(dtype)
-        if is_scalar(low) and is_scalar(high):
-            x = self._s.uniform01(size, dt)
-            x._t.mul_(float(high) - float(low)).add_(float(low))
-            return x
-        return self._s.host_draw("uniform", low, high, size=size, dtype=dt)
+        return self._s.uniform(low, high, size, float_dtype(dtype))
 
     def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, dtype: Any = float) -> _core.ndarray:
         dt = float_dtype(dtype)

@@ -72,12 +72,7 @@ class Generator:
         return _fill(out, self._s.host_draw("standard_gamma", shape, size=_check_out(out, size, dt), dtype=dt))
 
     def uniform(self, low: Any = 0.0, high: Any = 1.0, size: Any = None, dtype: Any = numpy.float64) -> Any:
-        dt = float_dtype(dtype)
-        if is_scalar(low) and is_scalar(high):
-            x = self._s.uniform01(size, dt)
-            x._t.mul_(float(high) - float(low)).add_(float(low))
-            return x
-        return self._s.host_draw("uniform", low, high, size=size, dtype=dt)
+        return self._s.uniform(low, high, size, float_dtype(dtype))
 
     def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, dtype: Any = numpy.float64) -> Any:
         return self._s.host_draw("normal", loc, scale, size=size, dtype=float_dtype(dtype))
