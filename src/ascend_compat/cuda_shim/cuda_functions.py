@@ -371,24 +371,15 @@ def _own_lazy_init_sees_torch(target: Callable[[], bool], native: Callable[[], b
     return is_initialized
 
 
-def _caller_is_torch() -> bool:
-    """Whether the first caller outside this package (and functools) is torch's own code."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        name = frame.f_globals.get("__name__", "")
-        if not (name.startswith("ascend_compat") or name == "functools"):
-            return name == "torch" or name.startswith("torch.")
-        frame = frame.f_back  # type: ignore[assignment]
-    return False
-
-
 def _is_available(available: bool, native: Callable[[], bool]) -> Callable[[], bool]:
     """On an accelerator, every caller gets ``available``. On CPU fallback only the script does: torch's own code
     (Inductor's and Triton's device probes, dynamo's CUDA interface) gets torch's answer, or it would pick CUDA
     code generation and the CUDA driver for what are CPU tensors (``libcuda.so cannot found``)."""
     if TARGET.accelerator:
         return lambda: available
-    return lambda: native() if _caller_is_torch() else available
+    from ascend_compat.cuda_shim.fallback import caller_is_torch
+
+    return lambda: native() if caller_is_torch() else available
 
 
 def _counted(label: str, fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -49,13 +49,22 @@ def unpinned(fn: Callable[..., Any], label: str, inner: Callable[..., Any]) -> C
     return wrapper
 
 
-def _from_torch(depth: int = 2) -> bool:
-    """True when the caller of the patched function is torch's own code (``torch`` or ``torch.*``), or when the
-    shim is off (a reference kept past deactivate(): torch's own answer)."""
-    if not TARGET.active:
-        return True
-    name = sys._getframe(depth).f_globals.get("__name__", "")
-    return name == "torch" or name.startswith("torch.")
+def caller_is_torch() -> bool:
+    """Whether the first caller outside this package (and functools) is torch's own code (``torch`` or
+    ``torch.*``): the caller of a patched function however many of the shim's wrappers stand between."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if not (name.startswith("ascend_compat") or name == "functools"):
+            return name == "torch" or name.startswith("torch.")
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
+
+
+def _from_torch() -> bool:
+    """True when torch's own code called the patched function, or when the shim is off (a reference kept past
+    deactivate(): torch's own answer)."""
+    return not TARGET.active or caller_is_torch()
 
 
 def _accelerator_functions(accelerator: Any, torch: Any) -> dict[str, Any]:
