@@ -40,7 +40,8 @@ def memory_reserved(device: DeviceLike = None) -> int:
 
 def max_memory_reserved(device: DeviceLike = None) -> int:
     # The cache's own peak is not tracked: the allocation peak is a lower bound, as reserved >= allocated.
-    return max(int(_ext().stats(_index(device))["peak"]), memory_reserved(device))
+    s = _ext().stats(_index(device))
+    return max(int(s["peak"]), int(s["allocated"]) + int(s["cached"]))
 
 
 def reset_peak_memory_stats(device: DeviceLike = None) -> None:
