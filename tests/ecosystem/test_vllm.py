@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 import pytest
 
-from ascend_compat.ecosystem import quantization, vllm
+from ascend_compat.ecosystem import pep440, quantization, vllm
 from tests.conftest import _clean_env
 
 PLUGIN = "[vllm.platform_plugins]\nascend = vllm_ascend:register\n"
@@ -480,14 +480,14 @@ def test_fallback_version_parser_agrees_with_packaging() -> None:
     versions = sorted({v for r in vllm.releases() for v in (r["vllm_ascend"], *r["vllm"], r["torch_npu"])}
                       | {"1.0.dev1", "1.0a1", "1.0", "1.0.post1", "0.9.1+empty"})
     by_packaging = sorted(versions, key=lambda v: packaging_version.Version(v.split("+")[0]))
-    by_fallback = sorted(versions, key=quantization._fallback_key)
+    by_fallback = sorted(versions, key=pep440._fallback_key)
     assert [packaging_version.Version(v.split("+")[0]) for v in by_fallback] == [
         packaging_version.Version(v.split("+")[0]) for v in by_packaging]
     specs = {s for a in vllm.load_table()["attention"] for s in a["versions"]}
     specs |= {s.versions for m in quantization.load_methods() for s in m.vllm_ascend}
     for spec in specs:
         for v in versions:
-            assert quantization._fallback_in_spec(v, spec) == quantization.in_spec(v, spec), (v, spec)
+            assert pep440._fallback_in_spec(v, spec) == quantization.in_spec(v, spec), (v, spec)
 
 
 def test_report_without_packaging(tmp_path: Path) -> None:
@@ -495,8 +495,8 @@ def test_report_without_packaging(tmp_path: Path) -> None:
     env = _clean_env()
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), env.get("PYTHONPATH", "")) if p)
     code = ("import sys; sys.modules['packaging'] = None\n"
-            "from ascend_compat.ecosystem import quantization, vllm\n"
-            "assert quantization.SpecifierSet is None\n"
+            "from ascend_compat.ecosystem import pep440, vllm\n"
+            "assert pep440.SpecifierSet is None\n"
             "r = vllm.readiness()\n"
             "print(r['ready'], vllm.newest_final()['vllm_ascend'] == r['recommended']['vllm_ascend'])")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)

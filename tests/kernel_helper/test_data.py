@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from string import Template
 
-from ascend_compat.kernel_helper.spec import PATTERNS, _load, computations, dtypes
+from ascend_compat._data import load
+from ascend_compat.kernel_helper.spec import PATTERNS, computations, dtypes
 
 
 def _placeholders(text: str) -> set[str]:
@@ -14,7 +15,7 @@ def _placeholders(text: str) -> set[str]:
 
 
 def test_dtypes_are_unique_sourced_and_consistent():
-    entries = _load("dtypes.json")["dtypes"]
+    entries = load("dtypes")["dtypes"]
     names = [e["name"] for e in entries]
     assert len(names) == len(set(names))
     for entry in entries:
@@ -25,7 +26,7 @@ def test_dtypes_are_unique_sourced_and_consistent():
 
 
 def test_computations_are_unique_sourced_and_well_formed():
-    entries = _load("computations.json")["computations"]
+    entries = load("computations")["computations"]
     names = [e["name"] for e in entries]
     assert len(names) == len(set(names))
     known_dtypes = set(dtypes())
@@ -53,7 +54,7 @@ def test_builtin_op_types_are_unique_sourced_and_refused():
     from ascend_compat.kernel_helper import SpecError, default_spec
     from ascend_compat.kernel_helper.spec import builtin_ops
 
-    entries = _load("builtin_ops.json")["operators"]
+    entries = load("builtin_ops")["operators"]
     names = [e["name"] for e in entries]
     assert len(names) == len(set(names)) and {"Add", "MatMul", "ReduceSum"} <= set(names)
     for entry in entries:

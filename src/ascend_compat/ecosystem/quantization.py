@@ -18,13 +18,7 @@ from functools import lru_cache
 from typing import Any, Optional
 
 from ascend_compat import _data
-from ascend_compat.doctor.versions import PyVersion
-
-try:  # packaging compares PEP 440 versions exactly; the small fallback below covers the forms the data uses.
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-    from packaging.version import InvalidVersion, Version
-except ImportError:  # pragma: no cover - exercised only where packaging is absent
-    SpecifierSet = None  # type: ignore[assignment,misc]
+from ascend_compat.ecosystem.pep440 import in_spec, public_version, version_key  # noqa: F401 (also public here)
 
 STATUSES = ("yes", "partial", "no")
 #: The msModelSlim description file vllm-ascend reads (vllm_ascend/quantization/modelslim_config.py).
@@ -36,59 +30,6 @@ _QUANT_TYPE = re.compile(r"W\d+A\d+[A-Z0-9_]*$")
 
 class ModelError(ValueError):
     """``--model`` names no model this report can read (missing path, no config.json, invalid JSON)."""
-
-
-# -- versions ---------------------------------------------------------------------------------------------------------
-
-def public_version(text: str) -> str:
-    """``text`` without its local label (``0.9.1+empty`` → ``0.9.1``: vLLM built for a plugin carries one)."""
-    return text.strip().split("+", 1)[0]
-
-
-def _fallback_key(text: str) -> Optional[tuple]:
-    """A sort key of a PEP 440 version (release, pre, post, dev), or None when it does not parse: the doctor's
-    parser, used where ``packaging`` is absent."""
-    v = PyVersion.try_parse(public_version(text))
-    return v.key if v is not None else None
-
-
-def version_key(text: str) -> Optional[Any]:
-    """A comparable form of a version string (local label ignored), or None when it is not a version."""
-    if SpecifierSet is not None:
-        try:
-            return Version(public_version(text))
-        except InvalidVersion:
-            return None
-    return _fallback_key(text)
-
-
-def _fallback_in_spec(version: str, spec: str) -> bool:
-    key = _fallback_key(version)
-    if key is None:
-        return False
-    for clause in spec.split(","):
-        m = re.match(r"\s*(==|!=|>=|<=|>|<)\s*(\S+)\s*$", clause)
-        if m is None:
-            return False
-        other = _fallback_key(m.group(2))
-        if other is None:
-            return False
-        op = m.group(1)
-        ok = {"==": key == other, "!=": key != other, ">=": key >= other, "<=": key <= other,
-              ">": key > other, "<": key < other}[op]
-        if not ok:
-            return False
-    return True
-
-
-def in_spec(version: str, spec: str) -> bool:
-    """Whether ``version`` satisfies the PEP 440 specifier ``spec`` (pre-releases included; local label ignored)."""
-    if SpecifierSet is None:
-        return _fallback_in_spec(version, spec)
-    try:
-        return SpecifierSet(spec).contains(Version(public_version(version)), prereleases=True)
-    except (InvalidSpecifier, InvalidVersion):
-        return False
 
 
 # -- data -------------------------------------------------------------------------------------------------------------
@@ -288,6 +229,7 @@ class Found:
 
 
 def _read_json(path: str) -> Any:
+    """A JSON file of the user's model; ValueError naming the file when it cannot be read or parsed."""
     try:
         with open(path, encoding="utf-8") as f:
             return json.load(f)
@@ -383,12 +325,9 @@ def read_model(path: str) -> tuple[Optional[str], Optional[dict[str, Any]], str,
         if os.path.basename(path) == "config.json":
             model_dir = os.path.dirname(os.path.abspath(path))
     try:
-        with open(config_path, encoding="utf-8") as f:
-            config = json.load(f)
-    except json.JSONDecodeError as exc:
-        raise ModelError(f"{config_path}: invalid JSON ({exc})") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ModelError(f"{config_path}: cannot be read ({exc})") from exc
+        config = _read_json(config_path)
+    except ValueError as exc:
+        raise ModelError(str(exc)) from exc
     if not isinstance(config, dict):
         raise ModelError(f"{config_path}: not a model config (the JSON is not an object)")
     return config_path, config, model_dir, files

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Optional, TypedDict, cast
 
 from ascend_compat import _data
-from ascend_compat.ecosystem.quantization import in_spec, version_key
+from ascend_compat.ecosystem.pep440 import in_spec, version_key
 
 __all__ = ["AttentionEra", "Release", "attention_for", "load_table", "newest_final", "release", "releases",
            "releases_for_vllm"]

@@ -6,7 +6,7 @@ The functions and the ``RotaryEmbedding`` module follow flash-attn 2.8's semanti
 
 from __future__ import annotations
 
-from typing import Optional, Union
+from typing import Optional, Union, cast
 
 import torch
 
@@ -215,7 +215,8 @@ class RotaryEmbedding(torch.nn.Module):
             self._cos_cached, self._sin_cached = cos.to(dtype), sin.to(dtype)
             return
         zeta: torch.Tensor = self.scale  # type: ignore[assignment]
-        power = (torch.arange(seqlen, dtype=zeta.dtype, device=zeta.device) - seqlen // 2) / self.scale_base
+        scale_base = cast(float, self.scale_base)  # set whenever the scale buffer is
+        power = (torch.arange(seqlen, dtype=zeta.dtype, device=zeta.device) - seqlen // 2) / scale_base
         factor = (zeta.view(1, -1) ** power.view(-1, 1)).to(device)  # (seqlen, dim / 2), scaled in fp32
         self._cos_cached, self._sin_cached = (cos * factor).to(dtype), (sin * factor).to(dtype)
         self._cos_k_cached, self._sin_k_cached = (cos / factor).to(dtype), (sin / factor).to(dtype)
