@@ -158,7 +158,7 @@ def install(
             return new
         _check_environment()
 
-        from ascend_compat.simulate import _autograd, _build, _compile, _finder, _rnn
+        from ascend_compat.simulate import _autograd, _build, _compile, _finder, _legacy_types, _rnn
 
         ext = _build.load_extension()
         profile = profiles[chip]
@@ -194,6 +194,7 @@ def install(
         _finder.install_finder(TORCH_NPU_VERSION)
         _autograd.install(torch, ext)
         _compile.install(torch)
+        _legacy_types.install(torch)
         _rnn.register(torch)
         _CONFIG = new
         return new

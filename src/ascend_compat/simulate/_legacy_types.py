@@ -90,3 +90,63 @@ HalfTensor = _legacy_type("HalfTensor", torch.float16)
 IntTensor = _legacy_type("IntTensor", torch.int32)
 LongTensor = _legacy_type("LongTensor", torch.int64)
 ShortTensor = _legacy_type("ShortTensor", torch.int16)
+
+
+# Set while a torch.npu legacy type is torch's default tensor type: the device the factories and torch.Tensor(...)
+# build on. torch_npu does this in C++ (its types are torch's default-type candidates); here it is emulated.
+_DEFAULT_DEVICE: list[torch.device] = []
+
+
+def install(torch_module: Any) -> None:
+    """Make ``torch.set_default_tensor_type(torch.npu.HalfTensor)`` (or ``"torch.npu.HalfTensor"``) work as in
+    torch_npu: the type's dtype becomes the default dtype, and factories and the legacy constructor
+    ``torch.Tensor(2, 3)`` build on the current npu; any other type hands back to torch. Idempotent."""
+    original = torch_module.set_default_tensor_type
+    if getattr(original, "_ascend_compat_sim", False):
+        return
+    base_new = torch_module.Tensor.__new__
+
+    def set_default_tensor_type(t: Any, /) -> None:
+        from torch._utils import _import_dotted_name
+
+        resolved = _import_dotted_name(t) if isinstance(t, str) else t
+        if not isinstance(resolved, _NPUTensorType):
+            if _DEFAULT_DEVICE:  # back to a CPU type: undo the device the npu type set
+                _DEFAULT_DEVICE.clear()
+                torch.set_default_device(None)
+            return original(t)  # type: ignore[no-any-return]
+        if not resolved.dtype.is_floating_point:
+            raise TypeError("invalid type object: only floating-point types are supported as the default type")
+        warnings.warn(
+            "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use torch.set_default_dtype() "
+            "and torch.set_default_device() as alternatives.",
+            UserWarning,
+            stacklevel=2,
+        )
+        torch.set_default_dtype(resolved.dtype)
+        device = torch.device("npu")  # no ordinal: the current device at each call, as torch_npu's type does
+        torch.set_default_device(device)
+        _DEFAULT_DEVICE[:] = [device]
+
+    # (*args, **kwargs) only: torch._dynamo checks that a Tensor.__new__ replacement has a wildcard signature.
+    def __new__(*args: Any, **kwargs: Any) -> Any:  # noqa: N807
+        cls, rest = args[0], args[1:]
+        if (
+            cls is torch.Tensor
+            and _DEFAULT_DEVICE
+            and "device" not in kwargs
+            and not (rest and isinstance(rest[0], (torch.Tensor, torch.UntypedStorage, torch.TypedStorage)))
+        ):
+            dtype, dev = torch.get_default_dtype(), _DEFAULT_DEVICE[0]
+            if not rest:
+                return torch.empty(0, dtype=dtype, device=dev)
+            if all(isinstance(a, int) for a in rest) or (len(rest) == 1 and isinstance(rest[0], torch.Size)):
+                return torch.empty(*rest, dtype=dtype, device=dev)
+            if len(rest) == 1:
+                return torch.tensor(rest[0], dtype=dtype, device=dev)
+        return base_new(cls, *rest, **kwargs)
+
+    set_default_tensor_type.__doc__ = original.__doc__
+    set_default_tensor_type._ascend_compat_sim = True  # type: ignore[attr-defined]
+    torch_module.set_default_tensor_type = set_default_tensor_type
+    torch_module.Tensor.__new__ = staticmethod(__new__)
