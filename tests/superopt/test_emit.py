@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-import torch
 
 pytest.importorskip("triton")
 
@@ -18,7 +17,7 @@ from tests.superopt.conftest import SMALL, small
 KERNELS = {"gated_mlp": 1, "rmsnorm_linear": 1, "lora": 1, "gqa_decode": 1}  # GQA's 64 keys fit in registers
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])  # bf16: the 910B has it
 @pytest.mark.parametrize("name", list(SMALL))
 def test_workload_on_the_interpreter_matches_eager(name: str, dtype: str, cache: str) -> None:
     g = small(name, dtype=dtype, order=1)
@@ -78,16 +77,6 @@ def test_310p_target_refuses_bf16(cache: str) -> None:
 
     with pytest.raises(GraphError, match="bfloat16 is not supported on ascend-310p"):
         small("gated_mlp", dtype="bfloat16").superoptimize(backend="ascend", target="310P", cache_dir=cache)
-
-
-def test_float16_plans_from_a_bigger_graph_stay_within_tolerance(cache: str) -> None:
-    g = small("gqa_decode", dtype="float16", kv_len=200)  # keys no longer fit in registers: two kernels
-    opt = g.superoptimize(backend="ascend", cache_dir=cache)
-    assert len(opt.kernels) == 2
-    ins = random_inputs(g, seed=1)
-    ok, detail = compare(opt(inputs=ins), run_graph(g, ins))
-    assert ok, detail
-    assert torch.isfinite(opt(inputs=ins)[0]).all()
 
 
 def _bias_relu_bf16(g):  # type: ignore[no-untyped-def]

@@ -14,7 +14,7 @@ EXPECTED = {  # workload: (kernels, rewrites of the best plan)
     "gated_mlp": (1, []),
     "rmsnorm_linear": (1, ["scale-past-matmul"]),
     "lora": (1, ["concat-matmuls"]),
-    "gqa_decode": (2, ["scale-past-matmul"]),
+    "gqa_decode": (1, ["scale-past-matmul"]),  # online softmax: 4096 keys in one pass, scores never in memory
 }
 
 

@@ -34,6 +34,11 @@ def programs(s: KernelSchedule, tiles: dict[str, int], target: dict[str, Any]) -
 
 
 def live_bytes(graph: KernelGraph, s: KernelSchedule, tiles: dict[str, int]) -> int:
+    """Bytes of on-chip tiles live at once (double-buffered loads, fp32 working tiles, accumulators)."""
+    if s.online is not None:
+        from ascend_compat.superopt import online
+
+        return online.live_bytes(graph, s, tiles)
     bm = tiles["BLOCK_M"]
     persistent = 0
     for i in s.nodes:

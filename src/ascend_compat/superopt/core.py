@@ -9,7 +9,7 @@ from typing import Any, Optional, Union
 from ascend_compat.superopt import cache as cachemod
 from ascend_compat.superopt._data import target as load_target
 from ascend_compat.superopt.checks import check, live_bytes, programs
-from ascend_compat.superopt.emit import emit
+from ascend_compat.superopt.emit import block_name, emit
 from ascend_compat.superopt.graph import GraphError, KernelGraph
 from ascend_compat.superopt.runtime import check_inputs, execution_mode, numeric_check, run_kernels, triton_version
 from ascend_compat.superopt.search import Candidate, SearchResult, run_search
@@ -25,7 +25,10 @@ def refuse_unsupported(graph: KernelGraph, target: dict[str, Any], backend: str)
         return
     for i, n in enumerate(graph.nodes):
         if n.dtype not in target["dtypes"]:
-            why = " (Ascend's AI core has no fp64)" if n.dtype == "float64" and target["vendor"] == "ascend" else ""
+            note = target.get("dtype_notes", {}).get(n.dtype)
+            why = f" ({note})" if note else ""
+            if n.dtype == "float64" and target["vendor"] == "ascend":
+                why = " (Ascend's AI core has no fp64)"
             raise GraphError(f"{n.op} t{i} {n.shape}: dtype {n.dtype} is not supported on {target['name']}{why}")
         if n.op == "matmul" and n.dtype not in target["dot_dtypes"]:
             raise GraphError(f"matmul t{i}: tl.dot on {n.dtype} is not supported on {target['name']}")
@@ -45,6 +48,8 @@ def _header(c: Candidate, k: int, kern: Any, target: dict[str, Any], graph_diges
              *[f"    {line}" for line in c.graph.describe(_with_consts(c.graph, kern.nodes))],
              f"Reads {', '.join(f't{v}' for v in s.loads)}; writes {', '.join(f't{o}' for o in s.outputs)}.",
              f"Passes: {passes}.", f"Tiles: {', '.join(f'{a}={b}' for a, b in kern.tiles.items())}.",
+             *([f"Schedule: online softmax (flash-decoding), one pass over the keys K1; {s.online.proof}."]
+               if s.online is not None else []),
              f"Modelled live tiles: {live_bytes(c.graph, s, kern.tiles)} bytes "
              f"(budget {target['live_tile_budget_bytes']})."]
     return "\n".join(lines) + "\n"
@@ -88,6 +93,17 @@ def _time_us(res: SearchResult, c: Candidate, kernels: list[dict[str, Any]], mod
     return (time.perf_counter() - t0) / max(1, iters[1]) * 1e6
 
 
+def _looped_extents(c: Candidate) -> dict[int, int]:
+    """Extents of looped axes and the small extent they need to span three blocks in the numeric check."""
+    out: dict[int, int] = {}
+    for k in c.kernels:
+        s = k.schedule
+        for _, axis in s.passes:
+            if axis not in s.full:
+                out[s.extent[axis]] = max(out.get(s.extent[axis], 0), 2 * k.tiles[block_name(axis)] + 1)
+    return out
+
+
 def _verify_and_choose(res: SearchResult, mode: str, digest: str, kdir: Optional[Path],
                        iters: tuple[int, int]) -> dict[str, Any]:
     """The first candidates that pass the static and numeric checks; on a real device the fastest of up to 3."""
@@ -100,7 +116,8 @@ def _verify_and_choose(res: SearchResult, mode: str, digest: str, kdir: Optional
             c.status = f"rejected by static checks: {problems[0]}"
             failed.append([c.summary(), c.status])
             continue
-        ok, why = numeric_check(res.graph, c.graph, kernels if res.backend != "torch" else None, mode, device, kdir)
+        ok, why = numeric_check(res.graph, c.graph, kernels if res.backend != "torch" else None, mode, device, kdir,
+                                at_least=_looped_extents(c))
         if not ok:
             c.status = f"rejected by the numeric check: {why}"
             failed.append([c.summary(), c.status])
@@ -184,7 +201,9 @@ def _build(graph: KernelGraph, tgt: dict[str, Any], backend: str, mode: str, kdi
                    "top": [{"plan": x.summary(ids=True), "rewrites": x.rewrites, "time_us": round(x.cost.time_us, 3),
                             "dram_bytes": int(x.cost.dram_bytes), "status": x.status} for x in res.candidates[:8]],
                    "rejected": res.rejected, "failed": chosen["failed"]},
-        "verification": {"finite_field": verdicts[0].reason if verdicts else "", "numeric": chosen["numeric"]},
+        "verification": {"finite_field": verdicts[0].reason if verdicts else "", "numeric": chosen["numeric"],
+                         "schedules": [f"k{i}: {k.schedule.online.proof}" for i, k in enumerate(c.kernels)
+                                       if k.schedule.online is not None]},
         "choice": chosen["choice"],
         "plan": c.summary(),
     }

@@ -55,7 +55,7 @@ def block_name(axis: Optional[str]) -> str:
     return "BLOCK_N" if axis == "N" else f"BLOCK_{axis}"
 
 
-class _Emitter:
+class Emitter:
     def __init__(self, graph: KernelGraph, s: KernelSchedule, tiles: dict[str, int]) -> None:
         self.g, self.s, self.tiles = graph, s, tiles
         self.row = Ctx(None)
@@ -188,7 +188,7 @@ class _Emitter:
             self.code.append(f"{store}, mask={mask})" if mask else f"{store})")
 
 
-def _preamble(s: KernelSchedule, tiles: dict[str, int]) -> list[str]:
+def preamble(s: KernelSchedule, tiles: dict[str, int]) -> list[str]:
     lines = [
         "pid_n = task % NB", "pid_m = (task // NB) % MB", "pid_b = task // (NB * MB)",
         "offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)", "mask_m = offs_m < M",
@@ -201,7 +201,11 @@ def _preamble(s: KernelSchedule, tiles: dict[str, int]) -> list[str]:
 
 def emit(graph: KernelGraph, s: KernelSchedule, name: str, tiles: dict[str, int], header: str) -> EmittedKernel:
     """The Triton module for schedule ``s`` with block sizes ``tiles`` (``header`` becomes its docstring)."""
-    em = _Emitter(graph, s, tiles)
+    if s.online is not None:
+        from ascend_compat.superopt import online
+
+        return online.emit_kernel(graph, s, name, tiles, header)
+    em = Emitter(graph, s, tiles)
     init = []
     for i in s.nodes:
         n = graph.nodes[i]
@@ -214,12 +218,17 @@ def emit(graph: KernelGraph, s: KernelSchedule, name: str, tiles: dict[str, int]
     for stage, axis in s.passes:
         em.emit_pass(stage, axis)
     em.emit_outputs()
+    return module(graph, s, name, tiles, header, preamble(s, tiles) + init + em.code, em.bf16_dot)
+
+
+def module(graph: KernelGraph, s: KernelSchedule, name: str, tiles: dict[str, int], header: str, body: list[str],
+           bf16_dot: bool) -> EmittedKernel:
+    """The whole module: the kernel (a persistent loop over tasks running ``body``) and its launcher."""
     axes = ["M", "N", *sorted(a for a in s.extent if a not in ("M", "N"))]
     ptrs = [f"t{v}_ptr" for v in s.loads] + [f"out{o}_ptr" for o in s.outputs]
     consts = [*axes, "B", "MB", "NB", "TASKS", "GRID", "BLOCK_M", "BLOCK_N",
-              *[block_name(a) for a in axes if a not in ("M", "N")], *(["DOT_BF16"] if em.bf16_dot else [])]
+              *[block_name(a) for a in axes if a not in ("M", "N")], *(["DOT_BF16"] if bf16_dot else [])]
     sig = ", ".join(ptrs) + ",\n        " + ", ".join(f"{c}: tl.constexpr" for c in consts)
-    body = _preamble(s, tiles) + init + em.code
     src = [f'"""{header}"""', "", "import math", "import os", "",
            "import triton", "import triton.language as tl", "", "",
            "@triton.jit", "def _add(a, b):", "    return a + b", "", "",
@@ -227,7 +236,7 @@ def emit(graph: KernelGraph, s: KernelSchedule, name: str, tiles: dict[str, int]
            "@triton.jit", f"def {name}_kernel(\n        {sig}):", "    pid = tl.program_id(0)",
            "    for task in range(pid, TASKS, GRID):"]
     src += ["        " + line for line in body]
-    src += ["", "", *_launcher(graph, s, name, tiles, axes, em.bf16_dot)]
+    src += ["", "", *_launcher(graph, s, name, tiles, axes, bf16_dot)]
     return EmittedKernel(name, "\n".join(src) + "\n", list(s.loads), list(s.outputs), dict(tiles))
 
 

@@ -29,6 +29,7 @@ def explain(r: dict[str, Any]) -> str:
         lines.append(f"  memory traffic: {_mb(cost['dram_bytes'])} vs {_mb(eager['dram_bytes'])} eager ({ratio:.2f}x); "
                      f"kernels {cost['kernels']} vs {eager['kernels']}")
     lines += [f"Verification: finite field: {r['verification']['finite_field']}",
+              *[f"  schedule: {x}" for x in r["verification"].get("schedules", [])],
               f"  numeric: {r['verification']['numeric']}", "Candidates (best first):"]
     for k, c in enumerate(s["top"], 1):
         lines.append(f"  {k}. {c['plan']} [{', '.join(c['rewrites']) or 'no rewrite'}] {c['time_us']:.1f} us, "

@@ -284,6 +284,26 @@ class KernelGraph:
             lines.append(f"t{i} = {n.op}({', '.join(args)})  # {n.shape} {n.dtype}")
         return lines
 
+    def subgraph(self, loads: list[int], outputs: list[int]) -> tuple[KernelGraph, dict[int, int]]:
+        """The ops computing ``outputs`` from ``loads`` (which become the inputs, in order) and the id mapping."""
+        needed: set[int] = set()
+        stack = list(outputs)
+        while stack:
+            i = stack.pop()
+            if i not in needed and i not in loads:
+                needed.add(i)
+                stack += self.nodes[i].inputs
+        g, ids = KernelGraph(), {}
+        for k, v in enumerate(loads):
+            n = self.nodes[v]
+            g.nodes.append(Node("input", (), n.shape, n.dtype, (("index", k),)))
+            ids[v] = len(g.nodes) - 1
+        for i in sorted(needed):
+            g.nodes.append(replace(self.nodes[i], inputs=tuple(ids[j] for j in self.nodes[i].inputs)))
+            ids[i] = len(g.nodes) - 1
+        g.outputs = [ids[o] for o in outputs]
+        return g, ids
+
     def with_input_shapes(self, shapes: list[tuple[int, ...]]) -> KernelGraph:
         """The same program on other input shapes (shapes re-inferred; used to verify on small extents)."""
         out = KernelGraph()

@@ -157,11 +157,15 @@ def compare(outputs: list[Any], reference: list[Any]) -> tuple[bool, str]:
 
 
 def numeric_check(original: KernelGraph, plan_graph: KernelGraph, kernels: Optional[list[dict[str, Any]]],
-                  mode: str, device: str, directory: Optional[Path], seeds: int = 2) -> tuple[bool, str]:
-    """Run the plan on random inputs at small extents and compare with torch eager on the user's graph."""
+                  mode: str, device: str, directory: Optional[Path], seeds: int = 2,
+                  at_least: Optional[dict[int, int]] = None) -> tuple[bool, str]:
+    """Run the plan on random inputs at small extents and compare with torch eager on the user's graph.
+
+    ``at_least``: extent -> smallest small extent (looped axes span several blocks, so the loop is exercised).
+    """
     from ascend_compat.superopt.ffield import small_shapes
 
-    shapes = small_shapes(original)
+    shapes = small_shapes(original, at_least=at_least)
     small = original.with_input_shapes(shapes)
     small_plan = plan_graph.with_input_shapes(shapes)
     detail = ""

@@ -10,13 +10,16 @@ A value's *level* is how many passes must finish before it can be computed: load
 matmul over values of level L is computed in pass (L, axis) and is level L + 1. Passes at the same level over the
 same axis are one loop, so two matmuls reading X share one pass over X (gated MLP), and RMSNorm's sum of squares
 shares the matmul's pass once the normalisation has been moved after the matmul.
+
+A group whose scores would have to stay whole in registers but that is a softmax @ V gets the online-softmax
+schedule instead (``online.py``: one pass over the keys with a running max and rescaled accumulator).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 from ascend_compat.superopt.graph import ELEMENTWISE_BINARY, ELEMENTWISE_UNARY, KernelGraph
 
@@ -33,6 +36,10 @@ class UnschedulableError(Exception):
     def __init__(self, message: str, final: bool = True) -> None:
         super().__init__(message)
         self.final = final
+
+
+class TooWideError(UnschedulableError):
+    """An axis would have to be held whole in registers and is wider than ``FULL_MAX``."""
 
 
 def dims3(shape: tuple[int, ...]) -> tuple[int, int, int]:
@@ -56,6 +63,7 @@ class KernelSchedule:
     passes: list[tuple[int, str]] = field(default_factory=list)  # (stage, axis) in execution order
     batch: int = 1
     kind: str = "vector"                  # "cube" when it has a matmul
+    online: Optional[Any] = None          # an online.OnlineMatch: the flash-decoding schedule (see online.py)
 
     @property
     def out_axis(self) -> Optional[str]:
@@ -150,7 +158,16 @@ def schedule(graph: KernelGraph, ops: list[int], outputs: list[int]) -> KernelSc
         for j in n.inputs:
             if j in shapes and shapes[j][0] not in (1, batch):
                 raise UnschedulableError(f"batch dims of {graph.nodes[j].shape} do not match the kernel's ({batch})")
-    return _finish(graph, body, outputs, loads, uf, shapes, segs, batch)
+    try:
+        return _finish(graph, body, outputs, loads, uf, shapes, segs, batch)
+    except TooWideError as e:
+        from ascend_compat.superopt import online
+
+        m = online.match(graph, body, outputs)
+        if m is not None:
+            return online.schedule(graph, m, batch)  # type: ignore[no-any-return]
+        # a group on its way to an online softmax (it has the max) may still become one kernel
+        raise UnschedulableError(str(e), final=not any(graph.nodes[i].op == "max" for i in body)) from None
 
 
 def _finish(graph: KernelGraph, body: list[int], outputs: list[int], loads: list[int], uf: _UF,
@@ -192,7 +209,7 @@ def _finish(graph: KernelGraph, body: list[int], outputs: list[int], loads: list
     full_names = {names[c] for c in full if c in names}
     for f in full_names:
         if extent[f] > FULL_MAX:
-            raise UnschedulableError(f"axis {f} ({extent[f]} wide) would have to stay in registers (max {FULL_MAX})")
+            raise TooWideError(f"axis {f} ({extent[f]} wide) would have to stay in registers (max {FULL_MAX})")
     rows = {shapes[v][1] for v in shapes if row.get(v) == "M"}
     if len(rows) > 1:
         raise UnschedulableError(f"row extents differ: {sorted(rows)}")

@@ -5,7 +5,8 @@
 2. For each variant, partitions of its ops into kernels are enumerated depth first, fusing first (so the first
    partition found is the most fused), pruning groups that can never be one kernel and cycles between kernels.
 3. Every kernel of a partition is scheduled (``schedule``), tiled (the cheapest tiling that passes the target's
-   static checks), and costed (``cost``). Candidates are ranked by modelled time.
+   static checks), and costed (``cost``). An online-softmax kernel (a schedule that reorders the computation) is
+   first proven over the finite field (``online.field_check``). Candidates are ranked by modelled time.
 The numeric check of the winner (and the fallback to the next candidate) is done by ``runtime``.
 """
 
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ascend_compat.superopt import cost as costmod
+from ascend_compat.superopt import online
 from ascend_compat.superopt.checks import check, tile_options
 from ascend_compat.superopt.ffield import Verdict, equivalent
 from ascend_compat.superopt.graph import KernelGraph
@@ -163,6 +165,11 @@ def _candidate(graph: KernelGraph, part: list[list[int]], target: dict[str, Any]
                 s = schedule(graph, sorted(group), outs)
                 tiles, res = _tile(graph, s, target)
                 cache[key] = KernelChoice(sorted(group), outs, s, tiles, res) if tiles else f"static checks: {res[0]}"
+                if tiles and s.online is not None:  # a schedule that is not the graph's own order: prove it first
+                    verdict = online.field_check(graph, s.online)
+                    s.online.proof = verdict.reason
+                    if not verdict.equivalent:
+                        cache[key] = f"online softmax not proven: {verdict.reason}"
             except UnschedulableError as e:
                 cache[key] = f"not one kernel: {e}"
         if isinstance(cache[key], str):

@@ -1,0 +1,251 @@
+"""Online softmax (flash-decoding): ``softmax(f(Q @ Kt)) @ V`` as one kernel with one pass over the keys.
+
+When the key axis is too wide to hold a row of scores in registers, the ordinary schedule needs the scores in
+memory (a max pass before the exp pass). This schedule keeps a running max ``m``, a running sum ``l`` and an
+accumulator rescaled by ``exp(m_old - m_new)`` whenever the max grows, so Q @ Kt, the softmax and P @ V share one
+loop over key blocks. It applies to the plan graph ``div(matmul(e, V), sum(e))`` with ``e = exp(x - max(x))`` and
+``x`` an elementwise function (of constants) of ``S = Q @ Kt``: the form ``scale-past-matmul`` gives softmax @ V.
+
+The recurrence is data (``STEPS``): the Triton emitter writes it out and ``field_check`` runs the very same steps
+over the finite field with a homomorphic ``exp`` (``ffield``), proving that for any max function the recurrence
+computes the plan graph exactly. Float stability (why the shift is the running max) is what the numeric check tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional, Union
+
+import numpy as np
+
+from ascend_compat.superopt import ffield
+from ascend_compat.superopt._data import elem_bytes
+from ascend_compat.superopt.graph import ELEMENTWISE_BINARY, ELEMENTWISE_UNARY, KernelGraph
+
+Expr = Union[str, tuple[Any, ...]]
+# (variable, initial value, shape): "row" is (BLOCK_M, 1), "tile" is (BLOCK_M, BLOCK_N)
+INIT: tuple[tuple[str, str, str], ...] = (("m_i", "neg_inf", "row"), ("l_i", "zero", "row"), ("acc", "zero", "tile"))
+# one key block: ``x`` (the block's logits, masked keys at -inf) and ``v`` (its rows of V) are given
+STEPS: tuple[tuple[str, Expr], ...] = (
+    ("m_new", ("max2", "m_i", ("rowmax", "x"))),
+    ("alpha", ("exp", ("sub", "m_i", "m_new"))),
+    ("p", ("exp", ("sub", "x", "m_new"))),
+    ("l_i", ("add", ("mul", "l_i", "alpha"), ("rowsum", "p"))),
+    ("acc", ("add", ("mul", "acc", "alpha"), ("dot", "p", "v"))),
+    ("m_i", "m_new"),
+)
+FINAL: Expr = ("div", "acc", "l_i")
+
+
+@dataclass
+class OnlineMatch:
+    """The node ids of the pattern (plan-graph tensors) and, once checked, the finite-field proof."""
+
+    q: int
+    kt: int
+    v: int
+    s: int                   # S = q @ kt
+    chain: list[int]         # elementwise ops from S to the logits x (x = chain[-1], or S itself)
+    mx: int
+    e: int
+    pv: int
+    lsum: int
+    out: int
+    steps: tuple[tuple[str, Expr], ...] = STEPS
+    proof: str = ""
+
+    @property
+    def x(self) -> int:
+        return self.chain[-1] if self.chain else self.s
+
+
+def _last_dim_reduction(graph: KernelGraph, i: int, op: str) -> bool:
+    n = graph.nodes[i]
+    return n.op == op and n.attr("dim") == len(n.shape) - 1
+
+
+def match(graph: KernelGraph, body: list[int], outputs: list[int]) -> Optional[OnlineMatch]:
+    """The online-softmax pattern if the kernel ``body`` (writing ``outputs``) is exactly one, else None."""
+    nodes = graph.nodes
+    if len(outputs) != 1 or nodes[outputs[0]].op != "div":
+        return None
+    out = outputs[0]
+    pv, lsum = nodes[out].inputs
+    if nodes[pv].op != "matmul" or not _last_dim_reduction(graph, lsum, "sum"):
+        return None
+    e, v = nodes[pv].inputs
+    if nodes[lsum].inputs[0] != e or nodes[e].op != "exp" or nodes[nodes[e].inputs[0]].op != "sub":
+        return None
+    x, mx = nodes[nodes[e].inputs[0]].inputs
+    if not _last_dim_reduction(graph, mx, "max") or nodes[mx].inputs[0] != x:
+        return None
+    chain, cur = [], x
+    while nodes[cur].op in ELEMENTWISE_UNARY or nodes[cur].op in ELEMENTWISE_BINARY:
+        tensors = [j for j in nodes[cur].inputs if nodes[j].op != "const"]
+        if len(tensors) != 1:
+            return None
+        chain.append(cur)
+        cur = tensors[0]
+    if nodes[cur].op != "matmul":
+        return None
+    q, kt = nodes[cur].inputs
+    m = OnlineMatch(q, kt, v, cur, chain[::-1], mx, e, pv, lsum, out)
+    inner = {m.s, *m.chain, mx, nodes[e].inputs[0], e, pv, lsum, out}
+    if set(body) != inner or {q, kt, v} & inner or nodes[q].shape[-1] > 128:
+        return None
+    return m
+
+
+# ---------------------------------------------------------------------------------------------------- schedule
+def schedule(graph: KernelGraph, m: OnlineMatch, batch: int) -> Any:
+    """The KernelSchedule: rows M (queries), N (V's columns, tiled), K0 (head dim, held whole), K1 (keys, looped)."""
+    from ascend_compat.superopt.schedule import KernelSchedule, dims3
+
+    sub = graph.nodes[m.e].inputs[0]
+    col: dict[int, Optional[str]] = {m.q: "K0", m.kt: "K1", m.v: "N", m.s: "K1", sub: "K1", m.e: "K1", m.mx: None,
+                                     m.lsum: None, m.pv: "N", m.out: "N", **{c: "K1" for c in m.chain}}
+    row: dict[int, Optional[str]] = {v: "M" for v in col}
+    row.update({m.kt: "K0", m.v: "K1"})
+    for i in m.chain:
+        for j in graph.nodes[i].inputs:
+            if graph.nodes[j].op == "const":
+                col[j], row[j] = None, None
+    extent = {"M": dims3(graph.nodes[m.q].shape)[1], "N": dims3(graph.nodes[m.v].shape)[2],
+              "K0": dims3(graph.nodes[m.q].shape)[2], "K1": dims3(graph.nodes[m.kt].shape)[2]}
+    body = sorted(c for c in col if graph.nodes[c].op not in ("input", "const") and c not in (m.q, m.kt, m.v))
+    s = KernelSchedule(body, [m.q, m.kt, m.v], [m.out], col, row, extent, {"K0"}, {v: 0 for v in col},
+                       {m.s: [(m.q, m.kt)], m.pv: [(m.e, m.v)]}, passes=[(0, "K1")], batch=batch, kind="cube")
+    s.online = m
+    return s
+
+
+def live_bytes(graph: KernelGraph, s: Any, tiles: dict[str, int]) -> int:
+    """Q tile, accumulator, m and l live throughout; per key block Kt and V tiles (double buffered), S and P."""
+    m: OnlineMatch = s.online
+    bm, bn, bk0, bk1 = tiles["BLOCK_M"], tiles["BLOCK_N"], tiles["BLOCK_K0"], tiles["BLOCK_K1"]
+    eb = elem_bytes(graph.nodes[m.q].dtype)
+    persistent = bm * bk0 * eb + bm * bn * 4 + 2 * bm * 4
+    return persistent + 2 * (bk0 * bk1 + bk1 * bn) * eb + 2 * bm * bk1 * 4
+
+
+# ---------------------------------------------------------------------------------------------------- proof
+class _Field:
+    """The recurrence's operations over Z_P, with Z_Q for the values that feed exp (see ``ffield``)."""
+
+    def __init__(self, x: np.ndarray, v: np.ndarray, salt: int) -> None:
+        self.x, self.v, self.salt = x, v, salt
+
+    def init(self, kind: str) -> tuple[np.ndarray, int]:
+        if kind == "neg_inf":  # any start value: with l = acc = 0 it must not matter
+            return np.array(ffield.const_value(1.5 + self.salt, ffield.Q)), ffield.Q
+        return np.array(0), ffield.P
+
+    def op(self, name: str, a: tuple[np.ndarray, int], b: Optional[tuple[np.ndarray, int]]) -> tuple[np.ndarray, int]:
+        (x, mod) = a
+        if name == "exp":
+            if mod != ffield.Q:
+                raise ValueError("exp of a value outside the exponent field")
+            return ffield.powmod(np.array(ffield.OMEGA), x, ffield.P), ffield.P
+        if name == "rowmax":  # uninterpreted, symmetric in the block's elements
+            return np.sum(ffield.uninterpreted("max", x, mod), axis=-1, keepdims=True) % mod, mod
+        if name == "rowsum":
+            return np.sum(x, axis=-1, keepdims=True) % mod, mod
+        assert b is not None
+        y, mod_b = b
+        if mod_b != mod:
+            raise ValueError(f"{name} mixes Z_{mod} and Z_{mod_b}")
+        if name == "max2":  # uninterpreted, not symmetric
+            return (ffield.uninterpreted("max2a", x, mod) + ffield.uninterpreted("max2b", y, mod)) % mod, mod
+        if name == "dot":
+            return np.matmul(x, y) % mod, mod
+        if name == "div":
+            return x * ffield.powmod(y, np.full(np.shape(y), mod - 2), mod) % mod, mod
+        return {"add": np.add, "sub": np.subtract, "mul": np.multiply}[name](x, y) % mod, mod
+
+
+def _eval(expr: Expr, env: dict[str, Any], f: _Field) -> Any:
+    if isinstance(expr, str):
+        return env[expr]
+    args = [_eval(a, env, f) for a in expr[1:]]
+    return f.op(expr[0], args[0], args[1] if len(args) > 1 else None)
+
+
+def run_field(steps: tuple[tuple[str, Expr], ...], x: np.ndarray, v: np.ndarray, block: int, salt: int = 0,
+              ) -> np.ndarray:
+    """The recurrence over key blocks of ``block`` on logits ``x`` (Z_Q) and values ``v`` (Z_P); returns FINAL."""
+    f = _Field(x, v, salt)
+    env: dict[str, Any] = {name: f.init(kind) for name, kind, _ in INIT}
+    for c in range(0, x.shape[-1], block):
+        env["x"], env["v"] = (x[..., c:c + block], ffield.Q), (v[..., c:c + block, :], ffield.P)
+        for name, expr in steps:
+            env[name] = _eval(expr, env, f)
+    return np.asarray(_eval(FINAL, env, f)[0])
+
+
+def field_check(graph: KernelGraph, m: OnlineMatch, tests: int = 3) -> ffield.Verdict:
+    """Is the recurrence equal to the plan graph's kernel over the finite field (homomorphic exp, any max)?"""
+    sub, ids = graph.subgraph([m.q, m.kt, m.v], [m.out])
+    qdom = ffield.exponent_domain(sub)
+    if qdom is None:
+        return ffield.Verdict(False, "the homomorphic exp does not apply (a value feeds exp and something else)", 0)
+    shapes = ffield.small_shapes(sub, at_least={graph.nodes[m.kt].shape[-1]: 11})
+    small = sub.with_input_shapes(shapes)
+    rng = np.random.default_rng(1)
+    for t in range(tests):
+        ins = [rng.integers(0, ffield.P, size=s, dtype=np.int64) for s in shapes]
+        vals = ffield.evaluate_nodes(small, ins, qdom)
+        x, v, want = vals[ids[m.x]], vals[ids[m.v]], vals[ids[m.out]]
+        for block in (3, 4):  # a partial last block, and blocks that change the running shift several times
+            try:
+                got = run_field(m.steps, x, v, block, salt=t)
+            except ValueError as e:  # e.g. exp of a value outside the exponent field: ill-formed recurrence
+                return ffield.Verdict(False, f"the online recurrence is ill-formed: {e}", t)
+            if got.shape != want.shape or not np.array_equal(got, want):
+                return ffield.Verdict(False, f"the online recurrence differs over Z_{ffield.P} on random test {t + 1} "
+                                      f"(key blocks of {block})", t + 1)
+    return ffield.Verdict(True, f"online recurrence equal to the plan graph on {tests} random tests over "
+                          f"Z_{ffield.P} (exp homomorphic of order {ffield.Q}, max uninterpreted; key blocks of 3 and "
+                          f"4 over {shapes[1][-1]} keys)", tests)
+
+
+# ---------------------------------------------------------------------------------------------------- Triton
+TRITON = {"max2": "tl.maximum({0}, {1})", "rowmax": "tl.reduce({0}, 1, _max)[:, None]",
+          "rowsum": "tl.reduce({0}, 1, _add)[:, None]", "exp": "tl.exp({0})", "sub": "({0} - {1})",
+          "add": "({0} + {1})", "mul": "({0} * {1})", "div": "({0} / {1})", "dot": "tl.dot({0}.to({dt}), {1}{prec})"}
+INIT_TRITON = {"neg_inf": "float('-inf')", "zero": "0.0", "row": "(BLOCK_M, 1)", "tile": "(BLOCK_M, BLOCK_N)"}
+
+
+def _triton(expr: Expr, dt: str, prec: str) -> str:
+    if isinstance(expr, str):
+        return expr
+    return TRITON[expr[0]].format(*[_triton(a, dt, prec) for a in expr[1:]], dt=dt, prec=prec)
+
+
+def emit_kernel(graph: KernelGraph, s: Any, name: str, tiles: dict[str, int], header: str) -> Any:
+    """The Triton module of an online-softmax schedule (same layout and launcher as every emitted kernel)."""
+    from ascend_compat.superopt.emit import TL_DTYPE, Ctx, Emitter, module, preamble
+
+    m: OnlineMatch = s.online
+    em = Emitter(graph, s, tiles)
+    dtype = graph.nodes[m.s].dtype
+    # bf16 operands rounded to bf16, then the dtype the launcher picks (the interpreter's bf16 tl.dot is wrong)
+    dt = "tl.bfloat16).to(DOT_BF16" if dtype == "bfloat16" else TL_DTYPE[dtype]
+    prec = ', input_precision="ieee"' if dtype == "float32" else ""
+    (qp, qm), (kp, km) = em.address(m.q, "offs_m", "f_K0", "fm_K0"), em.address(m.kt, "f_K0", "k_K1", "km_K1")
+    (vp, vm), (op, om) = em.address(m.v, "k_K1", "offs_n", "mask_n"), em.address(m.out, "offs_m", "offs_n", "mask_n")
+    ctx = Ctx("K1", "k_K1", "km_K1")
+    ctx.cache[m.s] = "s_blk"
+    logits = em.value(m.x, ctx)
+    body = [*preamble(s, tiles), f"q = tl.load({qp}, mask={qm}, other=0.0).to({dt})",
+            *[f"{v} = tl.full({INIT_TRITON[shape]}, {INIT_TRITON[kind]}, tl.float32)" for v, kind, shape in INIT]]
+    loop = ["k_K1 = c_K1 + tl.arange(0, BLOCK_K1)", "km_K1 = k_K1 < K1",
+            f"kt = tl.load({kp}, mask={km}, other=0.0).to({dt})", f"s_blk = tl.dot(q, kt{prec})", *ctx.lines,
+            f"x = tl.where(km_K1[None, :], {logits}, float('-inf'))  # keys past the end: no weight",
+            f"v = tl.load({vp}, mask={vm}, other=0.0).to({dt})",
+            *[f"{var} = {_triton(expr, dt, prec)}" for var, expr in m.steps]]
+    body += ["# one pass over the keys: running max m_i, running sum l_i, accumulator rescaled by alpha",
+             "for c_K1 in range(0, K1, BLOCK_K1):", *["    " + line for line in loop]]
+    out_ptr = op.replace(f"t{m.out}_ptr", f"out{m.out}_ptr")
+    body.append(f"tl.store({out_ptr}, {_triton(FINAL, dt, prec)}.to({TL_DTYPE[graph.nodes[m.out].dtype]}), "
+                f"mask={om})")
+    return module(graph, s, name, tiles, header, body, dtype == "bfloat16")
