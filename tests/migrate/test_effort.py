@@ -101,3 +101,13 @@ def test_a_project_with_a_published_port_says_so(tmp_path: Path) -> None:
     assert not [f for f in res.findings if f.category == "dependency"]  # its own `apex` is no dependency
     port = analyze(res).effort.existing_port
     assert port is not None and "gitee.com/ascend/apex" in port["port"] and port["low"] < port["high"]
+
+
+def test_a_kernel_launched_through_wrap_triton_is_a_kernel(tmp_path: Path) -> None:
+    from ascend_compat.migrate.effort import _launched_names
+
+    (tmp_path / "k.py").write_text(
+        "import torch, triton\n\n@triton.jit\ndef rot_kernel(x):\n    pass\n\n@triton.jit\ndef helper(x):\n    pass\n\n"
+        "def run(x):\n    torch.library.wrap_triton(rot_kernel)[(1,)](x)\n")
+    assert {"rot_kernel"} <= _launched_names(str(tmp_path / "k.py")) and "helper" not in _launched_names(
+        str(tmp_path / "k.py"))

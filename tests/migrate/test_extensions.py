@@ -111,3 +111,60 @@ def test_no_setup_no_extensions(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text("import json\nx = json.load(open('a'))\n")
     inv = analyze(check([str(tmp_path)], jobs=1, use_git=False)).inventory
     assert inv.extensions == [] and inv.orphan_kernels == []
+
+
+def test_cmake_sources_through_variables_and_globs(tmp_path: Path) -> None:
+    for rel in ("csrc/a.cu", "csrc/b.cpp", "csrc/kern/k1.cu", "csrc/kern/x/r.cu", "sub/s.cu", "csrc/kern/notes.txt"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    cmake = tmp_path / "CMakeLists.txt"
+    cmake.write_text(
+        "project(x LANGUAGES CXX CUDA)\n"
+        "# set(SRCS commented_out.cu)\n"
+        "set(SRCS csrc/a.cu\n    csrc/b.cpp)  # two lines\n"
+        'list(APPEND SRCS "${CMAKE_CURRENT_SOURCE_DIR}/sub/s.cu")\n'
+        "file(GLOB KERNELS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/csrc/kern/*.cu)\n"
+        "file(GLOB_RECURSE ALL_CU RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} csrc/kern/*.cu)\n"
+        "if(WITH_CUDA)\n  add_library(x MODULE ${SRCS})\nendif()\n"
+        "pybind11_add_module(flat ${KERNELS})\n"
+        "pybind11_add_module(deep ${ALL_CU} ${UNDEFINED_IN_THIS_FILE})\n"
+        "add_library(t SHARED csrc/a.cu)\ntarget_sources(t PRIVATE csrc/b.cpp)\n"
+        "add_library(linked_in STATIC ${SRCS})\n")
+    got = [(d.name, d.line, d.sources) for d in from_cmake(str(cmake), cmake.read_text(), str(tmp_path))]
+    assert got == [
+        ("x", 9, ["csrc/a.cu", "csrc/b.cpp", "sub/s.cu"]),
+        ("flat", 11, ["csrc/kern/k1.cu"]),
+        ("deep", 12, ["csrc/kern/k1.cu", "csrc/kern/x/r.cu"]),
+        ("t", 13, ["csrc/a.cu", "csrc/b.cpp"]),
+    ]
+
+
+def test_cmake_extension_reaches_the_inventory(tmp_path: Path) -> None:
+    (tmp_path / "csrc").mkdir()
+    (tmp_path / "csrc" / "k.cu").write_text("__global__ void scale_kernel(float* x) { x[threadIdx.x] *= 2; }\n")
+    (tmp_path / "csrc" / "bind.cpp").write_text(
+        '#include <torch/extension.h>\nvoid scale(at::Tensor x);\n'
+        'PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n  m.def("scale", &scale);\n}\n')
+    (tmp_path / "CMakeLists.txt").write_text("file(GLOB SRCS csrc/*.cu csrc/*.cpp)\npybind11_add_module(_k ${SRCS})\n")
+    (tmp_path / "use.py").write_text("import _k\n\n_k.scale(None)\n")
+    inv = analyze(check([str(tmp_path)], jobs=1, use_git=False)).inventory
+    (ext,) = inv.extensions
+    assert (ext.name, ext.sources, ext.missing) == ("_k", ["csrc/k.cu", "csrc/bind.cpp"], [])
+    assert [k.name for k in ext.kernels] == ["scale_kernel"] and [x.name for x in ext.exports] == ["scale"]
+    assert [(s.path, s.line, s.name) for s in ext.call_sites] == [("use.py", 1, "import"), ("use.py", 3, "scale")]
+    assert inv.orphan_kernels == []
+
+
+def test_cmake_scikit_build_style(tmp_path: Path) -> None:
+    # The shape of sgl-kernel's CMakeLists: quoted sources with comments, sources of FetchContent repositories
+    # (not this project's: left out), USE_SABI/WITH_SOABI keywords, and the module named by OUTPUT_NAME.
+    cmake = tmp_path / "CMakeLists.txt"
+    cmake.write_text(
+        'set(FLAGS\n    "-DNDEBUG"   # a comment after a quoted word\n    # "-v"\n)\n'
+        'set(SOURCES\n    "csrc/a.cu"\n    "csrc/ext.cc"\n\n    "${repo-flashinfer_SOURCE_DIR}/csrc/norm.cu"\n)\n'
+        "Python_add_library(common_ops_sm90 MODULE USE_SABI ${SKBUILD_SABI_VERSION} WITH_SOABI ${SOURCES})\n"
+        "target_compile_options(common_ops_sm90 PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:${FLAGS} -use_fast_math>)\n"
+        'set_target_properties(common_ops_sm90 PROPERTIES\n    OUTPUT_NAME "common_ops"\n'
+        '    LIBRARY_OUTPUT_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}/sm90"\n)\n')
+    (decl,) = from_cmake(str(cmake), cmake.read_text(), str(tmp_path))
+    assert (decl.name, decl.line, decl.sources) == ("common_ops", 11, ["csrc/a.cu", "csrc/ext.cc"])

@@ -29,10 +29,27 @@ VERIFICATION = {
                             {"module": "kernelpkg.ops", "ok": False, "seconds": 0.1,
                              "error": "ModuleNotFoundError: No module named 'kernelpkg_cuda'"}],
                 "passed": 1, "not_run": 0, "seconds": 1.5, "timed_out": False},
-    "tests": {"command": "ascend-compat run --simulate npu -m pytest -q tests", "passed": 1, "failed": 1, "errors": 0,
+    "tests": {"command": "ascend-compat run --simulate npu -m pytest -q tests", "passed": 1, "failed": 3, "errors": 0,
               "skipped": 0, "seconds": 4.0, "timed_out": False, "budget_s": 48,
-              "failures": [["tests.test_ops::test_needs_the_extension", "❌ failed"]]},
-    "precision": {"rows": [], "note": "Not measured: no model factory was given."},
+              "failures": [["tests.test_ops::test_needs_the_extension", "❌ failed",
+                            "ModuleNotFoundError: No module named 'kernelpkg_cuda'"],
+                           ["tests.test_ops::test_other[1]", "❌ failed", "ModuleNotFoundError: No module named "
+                            "'kernelpkg_cuda'"],
+                           ["tests.test_ops::test_other[2]", "❌ failed", "ModuleNotFoundError: No module named "
+                            "'kernelpkg_cuda'"]]},
+    "precision": {
+        "note": "Measured on the simulated NPU. The simulated NPU runs the host CPU's kernels.",
+        "ops": {"command": "ascend-compat verify ops --device npu --only matmul,norm --simulate npu",
+                "rows": [["`matmul`", "float32, float16", "0.00779 (float16)", "rtol 0.016, atol 0.01", "✅ passed"],
+                         ["`layer_norm`", "float32, float16", "0.03 (float16)", "rtol 0.002, atol 0.001",
+                          "❌ failed (float16)"]],
+                "ok": False, "counts": {"pass": 3, "fail": 1, "error": 0, "skipped": 0}, "fallback": None},
+        "models": {"rows": [["`kernelpkg.model.Block()`", "(2, 16, 32)", "0", "rtol 0.0001, atol 0.0001",
+                             "✅ passed, 3 layers compared"]],
+                   "skipped": [["`kernelpkg.model.Tiny()`", "no Embedding/Linear/Conv/LayerNorm layer to infer an "
+                                "input from"]], "candidates": 2, "note": ""},
+        "seconds": 12.0,
+    },
 }
 PLACEHOLDERS = re.compile(r"\bXX\b|TODO|TBD|YYYY|<repo_url>|<project|lorem|placeholder|\+\d+ more", re.I)
 
@@ -149,8 +166,19 @@ def test_5_verification_results(built: tuple) -> None:
     assert "simulated NPU (ascend_compat.simulate" in subsection(body, "5.1")
     fn = subsection(body, "5.2")
     assert "1 passed, 1 failed, 0 not run" in fn and "No module named 'kernelpkg_cuda'" in fn
-    assert "1 passed, 1 failed, 0 error(s)" in fn and "`tests.test_ops::test_needs_the_extension`" in fn
-    assert "Not measured" in subsection(body, "5.3")
+    assert "1 passed, 3 failed, 0 error(s)" in fn
+    # Failures grouped by their error; a parametrized test counted once per case, named once.
+    assert ["`ModuleNotFoundError: No module named 'kernelpkg_cuda'`",
+            "3: `tests.test_ops::test_needs_the_extension`, `tests.test_ops::test_other` ×2", "❌ failed"] in rows(fn)
+    prec = subsection(body, "5.3")
+    assert "Measured on the simulated NPU" in prec and "Not measured" not in prec
+    assert "`ascend-compat verify ops --device npu --only matmul,norm --simulate npu`" in prec
+    table = {r[0]: r for r in rows(prec)}
+    assert table["`layer_norm`"][4] == "❌ failed (float16)" and table["`matmul`"][2] == "0.00779 (float16)"
+    assert "3 checks passed, 1 failed, 0 raised, 0 skipped." in prec
+    assert table["`kernelpkg.model.Block()`"][1:] == ["(2, 16, 32)", "0", "rtol 0.0001, atol 0.0001",
+                                                      "✅ passed, 3 layers compared"]
+    assert table["`kernelpkg.model.Tiny()`"][1].startswith("no Embedding/Linear")
     assert rows(subsection(body, "5.4"))[0][0] == "Resolved"
 
 

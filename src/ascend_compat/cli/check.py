@@ -42,8 +42,9 @@ def _codes(spec: str | None) -> tuple[str, ...]:
 
 def exit_code(result: Any, fail_on: str) -> int:
     from ascend_compat.migrate.model import level_rank
+    from ascend_compat.migrate.render import cxx_not_analysed
 
-    if result.failed:
+    if result.failed or cxx_not_analysed(result):  # unparsed C/C++/CUDA hides kernels: never a clean pass
         return EXIT_INCOMPLETE
     if fail_on != "never" and any(level_rank(f.effective_level) >= level_rank(fail_on) for f in result.findings):
         return EXIT_FINDINGS
@@ -105,6 +106,10 @@ def main(args: argparse.Namespace) -> int:
         print(f"ascend-compat check: {exc}", file=sys.stderr)
         return 2
     fmt = "json" if args.json else args.format
+    from ascend_compat.migrate.render import cxx_warning
+
+    if cxx_warning(result) and (fmt != "text" or args.output):  # the text output starts with it already
+        print(f"ascend-compat check: {cxx_warning(result)}", file=sys.stderr)
     if fmt == "sarif":
         # SARIF carries port's fixes as text replacements, which need the files' text.
         from ascend_compat.migrate.port import texts_with_fixes

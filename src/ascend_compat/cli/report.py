@@ -26,11 +26,17 @@ def add_parser(sub: Any) -> None:
                    help="adaptation folder (default: ascend_adaptation next to the report); never over your files")
     p.add_argument("--no-adapt", action="store_true", help="do not write the adaptation folder")
     p.add_argument("--verify", action="store_true",
-                   help="import every module and run the tests on the NPU (simulated where there is none)")
+                   help="on the NPU (simulated where there is none): import every module, compare the operators "
+                   "the code uses and the models it builds with the CPU, run the tests")
     p.add_argument("--budget", type=float, default=600.0, metavar="SECONDS",
-                   help="time budget of --verify for imports and tests together (default 600)")
-    p.add_argument("--model", metavar="MODULE:FACTORY", help="with --verify: compare this model on the NPU and CPU")
-    p.add_argument("--no-tests", action="store_true", help="with --verify: imports only")
+                   help="time budget of --verify for imports, precision and tests together (default 600)")
+    p.add_argument("--model", metavar="MODULE:FACTORY",
+                   help="with --verify: also compare this model (a factory returning it, or (model, inputs)) on the "
+                   "NPU and CPU")
+    p.add_argument("--no-tests", action="store_true", help="with --verify: do not run the test suite")
+    p.add_argument("--allow-incomplete", action="store_true",
+                   help="write the report even when C/C++/CUDA files cannot be parsed (tree-sitter missing); the "
+                   "report then says so at the top, and the exit code is still 3")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=main)
 
@@ -46,9 +52,9 @@ def _target(args: argparse.Namespace, today: datetime.date) -> str:
 
 
 def _parser_missing(result: Any) -> bool:
-    from ascend_compat.migrate.cxx import SKIP_REASON
+    from ascend_compat.migrate.render import cxx_not_analysed
 
-    return any(getattr(f, "reason", "") == SKIP_REASON for f in result.skipped)
+    return bool(cxx_not_analysed(result))
 
 
 def main(args: argparse.Namespace) -> int:
@@ -72,8 +78,13 @@ def main(args: argparse.Namespace) -> int:
         print(f"ascend-compat report: {exc}", file=sys.stderr)
         return 2
     if _parser_missing(result):
-        print("ascend-compat report: C/C++/CUDA files were NOT analysed: tree-sitter / tree-sitter-cuda are missing; "
-              "reinstall ascend-compat's dependencies", file=sys.stderr)
+        from ascend_compat.migrate.render import cxx_warning
+
+        # A report without the kernels and extensions would understate the port: refuse unless asked for.
+        print(f"ascend-compat report: {cxx_warning(result)}" + ("" if args.allow_incomplete else
+              " No report written; pass --allow-incomplete to write one without them."), file=sys.stderr)
+        if not args.allow_incomplete:
+            return EXIT_INCOMPLETE
     analysis = analyze(result)
     root = analysis.project.root
     changes = planned_changes(result)
@@ -89,10 +100,11 @@ def main(args: argparse.Namespace) -> int:
             return 2
     verification = None
     if args.verify:
+        from ascend_compat.migrate.report_precision import op_groups
         from ascend_compat.migrate.report_verify import run_verification
 
         verification = run_verification(root, sorted(analysis.project.packages), args.budget, args.model,
-                                         not args.no_tests)
+                                         not args.no_tests, op_groups(result.api_inventory))
     doc = build_document(result, changes, root, today, adaptation, verification)
     data = report_data(doc, result)
     text = {"html": doc.to_html, "markdown": doc.to_markdown}.get(args.format, lambda: json.dumps(

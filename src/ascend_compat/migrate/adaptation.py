@@ -22,6 +22,7 @@ from ascend_compat.migrate import deps
 from ascend_compat.migrate.model import RULES, ScanResult
 from ascend_compat.migrate.project import Analysis
 from ascend_compat.migrate.report_deps import collect
+from ascend_compat.migrate.report_precision import op_groups
 
 MARKER = ".ascend-compat-adaptation"
 FOLDER = "ascend_adaptation"
@@ -106,11 +107,12 @@ def load_extension(name: str) -> Any:
 '''
 
 
-def _verify_script(root_rel: str, packages: list[str]) -> str:
+def _verify_script(root_rel: str, packages: list[str], groups: list[str]) -> str:
     return f'''"""Verification of the NPU adaptation (written by ascend-compat {__version__}).
 
-Imports every module of the repository and runs its tests on the NPU, or on the simulated NPU when this
-machine has none; prints the results as JSON. Usage: python verify_npu.py [--budget SECONDS]
+Imports every module of the repository, checks the precision of the operators it uses and of the models it
+builds against the CPU, and runs its tests on the NPU, or on the simulated NPU when this machine has none;
+prints the results as JSON. Usage: python verify_npu.py [--budget SECONDS]
 """
 
 import argparse
@@ -123,13 +125,14 @@ from ascend_compat.migrate.report_verify import run_verification
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, {root_rel!r}))
 PACKAGES = {sorted(packages)!r}
+OP_GROUPS = {groups!r}
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--budget", type=float, default=600.0, help="seconds for imports and tests together")
     parser.add_argument("--model", help="module:factory to compare on the NPU and the CPU (ascend-compat verify)")
     args = parser.parse_args()
-    results = run_verification(ROOT, PACKAGES, args.budget, args.model)
+    results = run_verification(ROOT, PACKAGES, args.budget, args.model, op_groups=OP_GROUPS)
     print(json.dumps(results, indent=2, ensure_ascii=False))
     imports, tests = results["imports"], results["tests"]
     failed = len(imports["modules"]) - imports["passed"] + tests.get("failed", 0) + tests.get("errors", 0)
@@ -217,9 +220,11 @@ def write_adaptation(result: ScanResult, analysis: Analysis, root: str, folder: 
                           "the repository's compiled extensions", "status": "✅ generated"})
         _ported(root, staging, out)
         write_text(os.path.join(staging, "verify_npu.py"),
-                   _verify_script(os.path.relpath(root, folder), sorted(analysis.project.packages)))
-        out.files.append({"path": "verify_npu.py", "function": "verification: imports every module and runs the "
-                          "tests on the NPU (simulated off-NPU)", "status": "✅ generated"})
+                   _verify_script(os.path.relpath(root, folder), sorted(analysis.project.packages),
+                                  op_groups(result.api_inventory)))
+        out.files.append({"path": "verify_npu.py", "status": "✅ generated",
+                          "function": "verification: imports every module, compares operators and buildable models "
+                          "with the CPU, runs the tests on the NPU (simulated off-NPU)"})
         write_text(os.path.join(staging, "requirements-npu.txt"), _requirements(analysis, result, rel))
         out.files.append({"path": "requirements-npu.txt", "function": "the dependencies for the NPU environment",
                           "status": "✅ generated"})

@@ -166,13 +166,20 @@ def _rel(root: str, path: str) -> str:
     return os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
 
 
+#: What makes a kernel hard to port, in words (the rule codes and API fragments ``extensions`` records).
+_REASONS = {"AC607": "CUB/Thrust block primitives", "AC608": "CUDA libraries", "AC611": "inline PTX",
+            "mma": "tensor-core MMA", "wmma": "tensor-core WMMA", "ldmatrix": "ldmatrix", "cp.async": "cp.async",
+            "__shfl": "warp shuffles", "cub::": "CUB"}
+
+
 def _kernel_unit(b: _Builder, k: Kernel, where: str, findings: list[Finding]) -> None:
     op = npu_operator(k.name, k.path)
     if op is not None:  # a kernel outside any extension that torch_npu already implements
         b.add("torch_npu_operator", "kernels", f"kernel `{k.name}` ({where}): {op['what']}", findings,
               [f"{k.path}:{k.line}"], op["torch_npu"])
     elif k.complex:
-        b.add("kernel_complex", "kernels", f"kernel `{k.name}` ({where}; uses {', '.join(k.reasons)})", findings,
+        uses = ", ".join(_REASONS.get(r, f"`{r}`") for r in k.reasons)
+        b.add("kernel_complex", "kernels", f"kernel `{k.name}` ({where}; uses {uses})", findings,
               [f"{k.path}:{k.line}"], "an Ascend C kernel (`ascend-compat scaffold`)")
     else:
         b.add("kernel", "kernels", f"kernel `{k.name}` ({where})", findings, [f"{k.path}:{k.line}"],
@@ -277,7 +284,8 @@ def _triton_units(b: _Builder, result: ScanResult, claim: Callable[[list[Finding
 
 
 def _launched_names(path: str) -> set[str]:
-    """Names launched on a grid (``name[grid](...)``) in the Python files of ``path``'s package directory."""
+    """Names launched on a grid (``name[grid](...)``, ``wrap_triton(name)[grid](...)``) in the Python files of
+    ``path``'s package directory."""
     from ascend_compat.migrate.scan import read_source
 
     out: set[str] = set()
@@ -289,7 +297,10 @@ def _launched_names(path: str) -> set[str]:
     for n in names:
         if n.endswith(".py"):
             data_, _ = read_source(os.path.join(d, n))
-            out.update(re.findall(r"\b([A-Za-z_]\w*)\s*\[[^\]\n]*\]\s*\(", (data_ or b"").decode("utf-8", "replace")))
+            text = (data_ or b"").decode("utf-8", "replace")
+            out.update(re.findall(r"\b([A-Za-z_]\w*)\s*\[[^\]\n]*\]\s*\(", text))
+            # torch.library.wrap_triton(kernel)[grid](...) launches ``kernel`` through torch.compile's path.
+            out.update(re.findall(r"\bwrap_triton\s*\(\s*([A-Za-z_]\w*)\s*\)", text))
     return out
 
 

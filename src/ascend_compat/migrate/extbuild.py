@@ -1,6 +1,6 @@
 """Where a repository declares its compiled extensions: ``setup.py`` (``CUDAExtension``/``CppExtension``/
 ``Extension``), ``torch.utils.cpp_extension.load``/``load_inline`` calls, and CMake (``pybind11_add_module``,
-``add_library(... MODULE|SHARED ...)``, ``cuda_add_library``, ``Python_add_library``).
+``add_library(... MODULE|SHARED ...)``, ``cuda_add_library``, ``Python_add_library``: read in ``extcmake``).
 
 Only what can be read without running the build: literal names and source lists, module-level names bound to
 literals, ``os.path.join``/``Path /`` of those, and ``glob`` patterns. A name that is computed is kept as written.
@@ -11,22 +11,16 @@ from __future__ import annotations
 import ast
 import glob
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ascend_compat.migrate.extcmake import SOURCE_SUFFIXES as _SOURCE_SUFFIXES
+from ascend_compat.migrate.extcmake import from_cmake
 from ascend_compat.migrate.firstparty import call_name, module_strings
 
 #: Constructors of setuptools / torch.utils.cpp_extension extension modules.
 EXTENSION_CALLS = frozenset({"CUDAExtension", "CppExtension", "Extension", "Pybind11Extension", "SYCLExtension"})
 LOAD_CALLS = frozenset({"load", "load_inline"})
-_SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c")
-_CMAKE_TARGET = re.compile(
-    r"\b(pybind11_add_module|python_add_library|python3_add_library|cuda_add_library|add_library)\s*\(([^)]*)\)",
-    re.I | re.S,
-)
-_CMAKE_KEYWORDS = frozenset({"MODULE", "SHARED", "STATIC", "OBJECT", "WITH_SOABI", "EXCLUDE_FROM_ALL", "THIN_LTO",
-                             "NO_EXTRAS", "OPT_SIZE", "SYSTEM"})
 
 
 @dataclass
@@ -76,10 +70,10 @@ class _Resolver:
                     return None
             return "".join(parts)
         if isinstance(node, ast.Call) and call_name(node) in ("join", "Path", "PurePath", "str", "abspath"):
-            parts = [self.text(a) for a in node.args]
-            if any(p is None for p in parts):
+            args = [self.text(a) for a in node.args]
+            if any(p is None for p in args):
                 return None
-            return "/".join(p for p in parts if p)
+            return "/".join(p for p in args if p)
         if isinstance(node, ast.Call) and call_name(node) == "dirname":
             return ""
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
@@ -159,9 +153,10 @@ def from_python(path: str, text: str, root: str) -> list[Declared]:
                     decl.sources.append(f"{rel} (inline {arg})")
             funcs = _kw(node, "functions", 9)
             if isinstance(funcs, (ast.List, ast.Tuple)):
-                decl.functions = [e.value for e in funcs.elts if _is_str(e)]
-            elif funcs is not None and _is_str(funcs):
-                decl.functions = [funcs.value]  # type: ignore[attr-defined]
+                decl.functions = [str(e.value) for e in funcs.elts if isinstance(e, ast.Constant)
+                                  and isinstance(e.value, str)]
+            elif isinstance(funcs, ast.Constant) and isinstance(funcs.value, str):
+                decl.functions = [funcs.value]
         else:
             sources = _kw(node, "sources", 1)
             decl.sources = res.paths(sources) if sources is not None else []
@@ -184,32 +179,6 @@ def _is_cpp_extension_load(node: ast.Call) -> bool:
             return False
     kws = {kw.arg for kw in node.keywords}
     return "name" in kws and bool(kws & {"sources", "cpp_sources", "cuda_sources"})
-
-
-def from_cmake(path: str, text: str, root: str) -> list[Declared]:
-    """Library and Python-module targets with C/C++/CUDA sources in a CMakeLists.txt."""
-    base = os.path.dirname(os.path.abspath(path))
-    rel = os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
-    clean = re.sub(r"#[^\n]*", "", text)
-    out = []
-    for m in _CMAKE_TARGET.finditer(clean):
-        words = m.group(2).split()
-        if not words:
-            continue
-        name, rest = words[0], words[1:]
-        if m.group(1).lower() == "add_library" and not ({"MODULE", "SHARED"} & set(rest)):
-            continue  # static and object libraries are linked into something else
-        sources = []
-        for w in rest:
-            w = w.strip("\"'")
-            if w.upper() in _CMAKE_KEYWORDS or not w.endswith(_SOURCE_SUFFIXES) or "$" in w:
-                continue
-            sources.append(os.path.relpath(os.path.normpath(os.path.join(base, w)), root).replace(os.sep, "/"))
-        if not sources:
-            continue
-        line = text.count("\n", 0, text.find(m.group(0)[:30])) + 1 if m.group(0)[:30] in text else 1
-        out.append(Declared(name, name, "cmake", rel, line, sources))
-    return out
 
 
 __all__ = ["EXTENSION_CALLS", "Declared", "from_cmake", "from_python"]

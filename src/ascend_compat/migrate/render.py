@@ -7,22 +7,13 @@ relative paths hang off), so two renders of one result are equal.
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Mapping
-from pathlib import Path, PurePath
-from typing import Optional
-from urllib.parse import quote
 
-from ascend_compat import __version__
 from ascend_compat._style import paint
-from ascend_compat.migrate.model import LEVELS, RULES, FileScanned, Finding, Rule, ScanResult
+from ascend_compat.migrate.model import LEVELS, FileScanned, FileSkipped, Finding, ScanResult
+from ascend_compat.migrate.sarif import INFORMATION_URI, SARIF_SCHEMA, SARIF_VERSION, render_sarif
 
 FORMATS = ("text", "json", "markdown", "sarif")
 
-SARIF_VERSION = "2.1.0"
-SARIF_SCHEMA = "https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/sarif-schema-2.1.0.json"
-#: Where SARIF viewers send people who want to know more about the tool.
-INFORMATION_URI = "https://pypi.org/project/ascend-compat/"
 
 
 
@@ -58,6 +49,30 @@ def _scanned_in_order(result: ScanResult) -> list[FileScanned]:
     return sorted((f for f in result.files if isinstance(f, FileScanned)), key=lambda f: f.path)
 
 
+def cxx_not_analysed(result: ScanResult) -> list[FileSkipped]:
+    """The C/C++/CUDA files left unparsed because tree-sitter (or its CUDA grammar) is missing or broken."""
+    from ascend_compat.migrate.cxx import SKIP_REASON
+
+    return [f for f in result.skipped if f.reason == SKIP_REASON]
+
+
+def cxx_warning(result: ScanResult) -> str:
+    """One loud sentence when C/C++/CUDA files went unparsed ("" otherwise): kernels, extension exports and
+    their effort are then missing from every figure."""
+    missing = cxx_not_analysed(result)
+    if not missing:
+        return ""
+    from ascend_compat.migrate.cxx import SKIP_REASON
+
+    return (f"INCOMPLETE: {_plural(len(missing), 'C/C++/CUDA file')} NOT analysed, so every kernel, extension "
+            f"export and their effort are missing from this result. {SKIP_REASON.split(': ', 1)[-1]}")
+
+
+def scanned_findings(result: ScanResult) -> list[Finding]:
+    """Every finding, by file path then position."""
+    return [x for f in _scanned_in_order(result) for x in _by_position(f.findings)]
+
+
 def inventory_counts(result: ScanResult) -> dict[str, dict[str, int]]:
     """Distinct torch APIs and their uses, per support status on the chosen torch_npu line."""
     out = {s: {"apis": 0, "uses": 0} for s in ("supported", "unsupported", "unknown")}
@@ -79,6 +94,9 @@ def render_text(result: ScanResult, color: bool = False) -> str:
     findings' own text, so that no console encoding chokes on it.
     """
     out: list[str] = []
+    warning = cxx_warning(result)
+    if warning:
+        out += [paint(warning, "error", color), ""]
     for f in _scanned_in_order(result):
         if not f.findings:
             continue
@@ -99,8 +117,11 @@ def render_text(result: ScanResult, color: bool = False) -> str:
         out.extend(f"  {f.path}: {f.error}" for f in result.failed)
         out.append("")
     if result.skipped:
+        unparsed = cxx_not_analysed(result)
         out.append(paint(f"Skipped ({_plural(len(result.skipped), 'file')}):", "note", color))
-        out.extend(f"  {f.path}: {f.reason}" for f in result.skipped)
+        out.extend(f"  {f.path}: {f.reason}" for f in result.skipped if f not in unparsed)
+        if unparsed:  # one reason, said once (it is in the banner above)
+            out.append("  C/C++/CUDA not analysed: " + ", ".join(f.path for f in unparsed))
         out.append("")
     out.extend(_text_summary(result, color))
     return "\n".join(out) + "\n"
@@ -143,6 +164,8 @@ def _text_summary(result: ScanResult, color: bool) -> list[str]:
     title = paint("Summary", "path", color)
     if result.failed:
         title += paint(" (incomplete: some files could not be scanned)", "error", color)
+    elif cxx_not_analysed(result):
+        title += paint(" (incomplete: C/C++/CUDA files not analysed, see the top)", "error", color)
     elif not result.findings:
         title += paint(" (no CUDA-specific code found)", "ok", color)
     return [title] + [f"  {k.ljust(width)}  {v}" for k, v in rows]
@@ -152,8 +175,13 @@ def _text_summary(result: ScanResult, color: bool) -> list[str]:
 
 
 def render_json(result: ScanResult) -> str:
-    """The result's :meth:`~ScanResult.to_dict`, as indented JSON."""
-    return json.dumps(result.to_dict(), indent=2, sort_keys=False)
+    """The result's :meth:`~ScanResult.to_dict`, as indented JSON (with ``cxx_not_analysed`` when C/C++/CUDA
+    files could not be parsed)."""
+    data = result.to_dict()
+    unparsed = cxx_not_analysed(result)
+    if unparsed:
+        data["cxx_not_analysed"] = {"files": [f.path for f in unparsed], "message": cxx_warning(result)}
+    return json.dumps(data, indent=2, sort_keys=False)
 
 
 # --------------------------------------------------------------------------------------------------- markdown
@@ -199,6 +227,7 @@ def render_markdown(result: ScanResult) -> str:
         f"Roots: {', '.join(md_code(r) for r in result.roots) or '(none)'}; torch APIs classified against "
         f"torch_npu {result.torch_npu}.",
         "",
+        *([f"> **{cxx_warning(result)}**", ""] if cxx_not_analysed(result) else []),
         "## Summary",
         "",
     ]
@@ -217,7 +246,7 @@ def render_markdown(result: ScanResult) -> str:
     ]
     out.extend(md_table(["Metric", "Value"], [[md_cell(a), md_cell(b)] for a, b in rows]))
     out += ["", "## Findings", ""]
-    findings = [x for f in _scanned_in_order(result) for x in _by_position(f.findings)]
+    findings = scanned_findings(result)
     if findings:
         out.extend(md_table(
             ["Location", "Code", "Level", "Category", "Message", "NPU alternative", "Handled by"],
@@ -239,179 +268,6 @@ def render_markdown(result: ScanResult) -> str:
     return "\n".join(out) + "\n"
 
 
-# ------------------------------------------------------------------------------------------------------ SARIF
-
-
-def _sarif_location(path: str, base: str) -> dict:
-    """An artifactLocation: relative to SRCROOT when the file lies under ``base``, else an absolute file URI."""
-    full = os.path.normpath(os.path.join(base, path))
-    rel = os.path.relpath(full, base) if os.path.splitdrive(full)[0] == os.path.splitdrive(base)[0] else full
-    if not os.path.isabs(rel) and rel != os.pardir and not rel.startswith(os.pardir + os.sep):
-        return {"uri": quote(PurePath(rel).as_posix(), safe="/"), "uriBaseId": "SRCROOT"}
-    return {"uri": Path(full).as_uri()}
-
-
-def _region(line: int, col: int, end_line: int, end_col: int) -> Optional[dict]:
-    """A SARIF region with only valid positive values (and an end that does not precede the start)."""
-    if line < 1:
-        return None
-    region = {"startLine": line}
-    if col >= 1:
-        region["startColumn"] = col
-    if end_line >= line:
-        region["endLine"] = end_line
-        if end_col >= 1 and col >= 1 and (end_line > line or end_col >= col):
-            region["endColumn"] = end_col
-    return region
-
-
-def _offset_to_position(starts: list[int], offset: int) -> tuple[int, int]:
-    """1-based (line, column in code points) of a character offset, given each line's starting offset."""
-    lo, hi = 0, len(starts) - 1
-    while lo < hi:  # last line start <= offset
-        mid = (lo + hi + 1) // 2
-        if starts[mid] <= offset:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo + 1, offset - starts[lo] + 1
-
-
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    for i, ch in enumerate(text):
-        if ch == "\n":
-            starts.append(i + 1)
-    return starts
-
-
-def _sarif_rule(rule: Rule) -> dict:
-    alt = rule.alternative
-    full = f"{rule.message}. NPU alternative: {alt}." if alt else f"{rule.message}."
-    handling = []
-    if rule.shim_handles:
-        handling.append("The ascend-compat shim handles it at runtime (`ascend-compat run`).")
-    if rule.fixable:
-        handling.append("`ascend-compat port` can rewrite it.")
-    if not handling:
-        handling.append("It needs a manual change.")
-    help_text = f"{full} {' '.join(handling)} Difficulty: {rule.difficulty}."
-    return {
-        "id": rule.code,
-        "name": rule.name,
-        "shortDescription": {"text": rule.message},
-        "fullDescription": {"text": full},
-        "help": {"text": help_text, "markdown": help_text},
-        "defaultConfiguration": {"level": rule.level},
-        "properties": {
-            "category": rule.category,
-            "difficulty": rule.difficulty,
-            "fixable": rule.fixable,
-            "shim_handles": rule.shim_handles,
-            "effort_days": rule.effort_days,
-            "language": rule.language,
-            "tags": ["ascend", "npu-migration", rule.category],
-        },
-    }
-
-
-def render_sarif(
-    result: ScanResult, base: Optional[str] = None, texts: Optional[Mapping[str, str]] = None
-) -> str:
-    """One SARIF 2.1.0 run: the rules the findings use, the findings, and the files that failed.
-
-    Paths are made relative to ``base`` (default: the working directory, which the scanner's paths are
-    relative to) under the ``SRCROOT`` base id. Edits become SARIF ``fixes`` only for files whose text is in
-    ``texts`` (path -> decoded text): edits are character offsets, SARIF fixes need line/column regions.
-    """
-    base = os.path.abspath(base or os.getcwd())
-    data = result.to_dict()
-    findings = [x for f in _scanned_in_order(result) for x in _by_position(f.findings)]
-    codes = sorted({x.code for x in findings})
-    rule_index = {code: i for i, code in enumerate(codes)}
-    starts_cache: dict[str, list[int]] = {}
-    results = []
-    for x in findings:
-        loc = _sarif_location(x.path, base)
-        physical: dict = {"artifactLocation": loc}
-        region = _region(x.line, x.col, x.end_line or x.line, x.end_col or x.col)
-        if region:
-            physical["region"] = region
-        alt = x.effective_alternative
-        res: dict = {
-            "ruleId": x.code,
-            "ruleIndex": rule_index[x.code],
-            "level": x.effective_level,
-            "message": {"text": f"{x.message} (NPU: {alt})" if alt else x.message},
-            "locations": [{"physicalLocation": physical}],
-            "properties": {
-                "category": x.category,
-                "api": x.api,
-                "alternative": alt,
-                "fixable": x.is_fixable,
-                "shim_handles": x.rule.shim_handles,
-                "difficulty": x.rule.difficulty,
-                "effort_days": x.effort_days,
-            },
-        }
-        text = texts.get(x.path) if texts is not None and x.edits else None
-        if text is not None:
-            starts = starts_cache.get(x.path)
-            if starts is None:
-                starts = starts_cache[x.path] = _line_starts(text)
-            replacements = []
-            for e in sorted(x.edits, key=lambda e: (e.start, e.end)):
-                sl, sc = _offset_to_position(starts, e.start)
-                el, ec = _offset_to_position(starts, e.end)
-                replacements.append({
-                    "deletedRegion": {"startLine": sl, "startColumn": sc, "endLine": el, "endColumn": ec},
-                    "insertedContent": {"text": e.replacement},
-                })
-            res["fixes"] = [{
-                "description": {"text": f"Use {alt}" if alt else "Apply the ascend-compat rewrite"},
-                "artifactChanges": [{"artifactLocation": loc, "replacements": replacements}],
-            }]
-        results.append(res)
-    notifications = [
-        {
-            "level": "error",
-            "message": {"text": f"not scanned: {f.error}"},
-            "locations": [{"physicalLocation": {"artifactLocation": _sarif_location(f.path, base)}}],
-        }
-        for f in result.failed
-    ] + [
-        {
-            "level": "note",
-            "message": {"text": f"skipped: {f.reason}"},
-            "locations": [{"physicalLocation": {"artifactLocation": _sarif_location(f.path, base)}}],
-        }
-        for f in result.skipped
-    ]
-    invocation: dict = {"executionSuccessful": not result.failed}
-    if notifications:
-        invocation["toolExecutionNotifications"] = notifications
-    run = {
-        "tool": {
-            "driver": {
-                "name": "ascend-compat",
-                "informationUri": INFORMATION_URI,
-                "version": __version__,
-                "semanticVersion": __version__,
-                "rules": [_sarif_rule(RULES[c]) for c in codes],
-            }
-        },
-        "invocations": [invocation],
-        "originalUriBaseIds": {"SRCROOT": {"uri": Path(base).as_uri().rstrip("/") + "/"}},
-        "columnKind": "unicodeCodePoints",
-        "results": results,
-        "properties": {"torch_npu": result.torch_npu, "summary": data["summary"],
-                       "first_party": data["first_party"], "extensions": data["extensions"],
-                       "effort": {k: data["effort"][k] for k in ("low", "high", "by_section")}},
-    }
-    doc = {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
-    return json.dumps(doc, indent=2, ensure_ascii=False)
-
-
 # --------------------------------------------------------------------------------------------------- dispatch
 
 
@@ -426,3 +282,8 @@ def render(result: ScanResult, fmt: str, color: bool = False) -> str:
     if fmt == "sarif":
         return render_sarif(result)
     raise ValueError(f"unknown format {fmt!r} (expected one of {', '.join(FORMATS)})")
+
+
+__all__ = ["FORMATS", "INFORMATION_URI", "SARIF_SCHEMA", "SARIF_VERSION", "cxx_not_analysed", "cxx_warning",
+           "format_days", "handled_by", "inventory_counts", "md_cell", "md_code", "md_code_cell", "md_table", "render",
+           "render_json", "render_markdown", "render_sarif", "render_text", "scanned_findings"]

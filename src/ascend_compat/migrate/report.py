@@ -18,7 +18,7 @@ from ascend_compat import __version__
 from ascend_compat.migrate import report_tail
 from ascend_compat.migrate.model import Change, ScanResult
 from ascend_compat.migrate.project import analyze
-from ascend_compat.migrate.render import md_code
+from ascend_compat.migrate.render import cxx_warning, md_code
 from ascend_compat.migrate.report_bottlenecks import bottlenecks
 from ascend_compat.migrate.report_doc import Doc
 from ascend_compat.migrate.report_sections import (
@@ -63,6 +63,9 @@ def build_document(
     doc.h(1, title)
     doc.p(f"CodeReview_Results_{date.isoformat()} · ascend-compat {__version__} · target torch_npu "
           f"{result.torch_npu} · root {md_code(root)}")
+    warning = cxx_warning(result)
+    if warning:
+        doc.p(f"⚠️ **{warning}**")
     executive_summary(doc, ctx, SECTION_TITLES[0])
     code_structure(doc, ctx, SECTION_TITLES[1])
     dependencies(doc, ctx)

@@ -61,6 +61,12 @@ def _steps(ctx: Ctx, u: Unit, changes: list[Change]) -> list[str]:
     if u.kind == "triton_kernel":
         return ["Install triton-ascend in place of triton.", f"Compile the kernel ({first}) and retune its block "
                 "sizes to the on-chip buffer; drop warp-count assumptions.", "Compare with the GPU output."]
+    if u.kind == "triton_helper":
+        asm = any("inline_asm" in (f.api or "") for f in u.findings)
+        return [f"Port it with the Triton kernels that call it ({first}); it has no launch of its own.",
+                "Replace its inline PTX (`inline_asm_elementwise`) with `tl` math: the AI core runs no PTX."
+                if asm else "It compiles under triton-ascend as written; check its numerics with the callers.",
+                "Compare the calling kernels' outputs with the GPU."]
     if u.status == "auto-fixable":
         mine = [c for c in changes if u.label.startswith(c.code + " ")]
         return [f"Review `ascend-compat port`'s {len(mine)} rewrite(s) of this rule (the ported copies in the "
@@ -78,21 +84,50 @@ def _before_after(ctx: Ctx, u: Unit, section: str, changes: list[Change]) -> tup
     for c in changes:
         if u.label.startswith(c.code + " "):
             return f"{ctx.rel(c.path)}:{c.line}", c.before, c.after
-    if u.kind == "triton_kernel":
+    if u.kind in ("triton_kernel", "triton_helper"):
         line = _source_line(ctx, u)
         if line:
-            return line[0], line[1], f"{line[1]}  # unchanged: compiled by triton-ascend; retune BLOCK sizes and " \
-                "num_warps at the launch"
+            return line[0], line[1], "# unchanged: compiled by triton-ascend; retune BLOCK sizes and num_warps at " \
+                f"the launch\n{line[1]}"
     if u.kind == "torch_npu_operator" and u.alternative:
         line = _source_line(ctx, u)
         if line:
             return line[0], line[1], f"# {u.alternative} (map the arguments as the plan says)\n" \
                 f"out = {u.alternative.split(' ')[0]}(...)"
+    if u.kind in ("kernel", "kernel_complex"):
+        sig = _source_line(ctx, u, until="{")
+        name = u.label.split("`")[1] if "`" in u.label else "kernel"
+        if sig:
+            return sig[0], sig[1], _ascend_c_entry(name)
+    line = _source_line(ctx, u)
+    if line:  # this unit's own code, with the change the rule asks for
+        return line[0], line[1], _after_line(line[0], line[1], u.alternative)
     plan = plans().get(section, {})
     return "example", plan.get("before", ""), plan.get("after", "")
 
 
-def _source_line(ctx: Ctx, u: Unit) -> tuple[str, str] | None:
+def _after_line(where: str, before: str, alternative: str) -> str:
+    """``before`` with torch.cuda spelled torch.npu where the alternative is the torch.npu API, else ``before``
+    under a comment naming the alternative (the edit a person makes)."""
+    python = where.rsplit(":", 1)[0].endswith(".py")
+    if python and "torch.npu" in alternative and "torch.cuda" in before:
+        return before.replace("torch.cuda.", "torch.npu.").replace("CUDAGraph", "NPUGraph")
+    mark = "#" if python else "//"
+    return f"{mark} NPU: {alternative or 'see the plan above'}\n{before}"
+
+
+def _ascend_c_entry(name: str) -> str:
+    """The Ascend C shape a CUDA kernel takes: the scaffold's entry and its launch."""
+    return (f"// kernels/{name}/op_kernel/{name}.cpp in the adaptation folder: one GM_ADDR per tensor argument\n"
+            f'extern "C" __global__ __aicore__ void {name}(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)\n'
+            "{\n    // CopyIn (GM -> UB) / Compute (vector or cube unit) / CopyOut (UB -> GM), tiled by the host\n}\n"
+            f"// host, where the CUDA kernel was launched with <<<grid, block, smem, stream>>>:\n"
+            f"ACLRT_LAUNCH_KERNEL({name})(blockDim, stream, x, y, workspace, tiling);")
+
+
+def _source_line(ctx: Ctx, u: Unit, until: str = "") -> tuple[str, str] | None:
+    """(file:line, text) of the unit's first location; with ``until``, the following lines up to the one
+    holding it (a signature over several lines), at most 8."""
     import os
 
     from ascend_compat.migrate.scan import read_source
@@ -103,8 +138,19 @@ def _source_line(ctx: Ctx, u: Unit) -> tuple[str, str] | None:
             continue
         data_, _ = read_source(os.path.join(ctx.root, path))
         lines = (data_ or b"").decode("utf-8", "replace").splitlines()
-        if 0 < int(line) <= len(lines):
-            return ref, lines[int(line) - 1].strip()
+        n = int(line)
+        if not 0 < n <= len(lines):
+            continue
+        end = n
+        if until:
+            while end < min(len(lines), n + 7) and until not in lines[end - 1]:
+                end += 1
+        elif path.endswith(".py") and lines[n - 1].lstrip().startswith("@"):  # a decorator: show what it decorates
+            while end < min(len(lines), n + 3) and not lines[end - 1].lstrip().startswith(("def ", "class ")):
+                end += 1
+        text = "\n".join(ln.rstrip() for ln in lines[n - 1:end])
+        indent = min((len(ln) - len(ln.lstrip()) for ln in lines[n - 1:end] if ln.strip()), default=0)
+        return ref, "\n".join(ln[indent:] for ln in text.splitlines())
     return None
 
 
@@ -127,9 +173,13 @@ def _unit(doc: Doc, ctx: Ctx, u: Unit, section: str, changes: list[Change]) -> N
     where, before, after = _before_after(ctx, u, section, changes)
     if before or after:
         doc.p(f"**Before** ({where}):" if where != "example" else "**Before** (typical code of this category):")
-        doc.code("python" if section not in ("kernels", "memory", "blas_dnn") else "cpp", before)
+        if where != "example":
+            lang = "python" if where.rsplit(":", 1)[0].endswith(".py") else "cpp"
+        else:
+            lang = "python" if section not in ("kernels", "memory", "blas_dnn") else "cpp"
+        doc.code(lang, before)
         doc.p("**After:**")
-        doc.code("python" if section not in ("kernels", "memory", "blas_dnn") else "cpp", after)
+        doc.code("cpp" if u.kind in ("kernel", "kernel_complex") else lang, after)
 
 
 def bottlenecks(doc: Doc, ctx: Ctx, title: str) -> None:

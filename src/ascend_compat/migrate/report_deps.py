@@ -54,7 +54,7 @@ def _pyproject(text: str) -> list[str]:
         data = toml.loads(text)
     except ValueError:
         return []
-    project = data.get("project") if isinstance(data.get("project"), dict) else {}
+    project: dict = data["project"] if isinstance(data.get("project"), dict) else {}
     out = [s for s in project.get("dependencies", []) if isinstance(s, str)]
     for group in (project.get("optional-dependencies") or {}).values():
         out += [s for s in group if isinstance(s, str)]
@@ -70,14 +70,14 @@ def _setup_py(text: str) -> list[tuple[int, str]]:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return []
-    assigned = {t.id: s.value for s in tree.body if isinstance(s, ast.Assign) for t in s.targets
+    assigned: dict[str, ast.AST] = {t.id: s.value for s in tree.body if isinstance(s, ast.Assign) for t in s.targets
                 if isinstance(t, ast.Name)}
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "setup":
             for kw in node.keywords:
                 if kw.arg in ("install_requires", "extras_require"):
-                    out += [(c.lineno, c.value) for c in deps._string_nodes(kw.value, assigned, frozenset())]
+                    out += [(c.lineno, str(c.value)) for c in deps.string_nodes(kw.value, assigned, frozenset())]
     return out
 
 
@@ -129,7 +129,7 @@ def collect(result: ScanResult, project: Project, rel: Callable[[str], str]) -> 
             continue
         data, _ = read_source(r.path)
         for line, spec in _declared(r.path, (data or b"").decode("utf-8", "replace")):
-            req = deps._parse_requirement(spec)
+            req = deps.parse_requirement(spec)
             if req is not None:
                 add(req.name, req.specifier, f"{rel(r.path)}:{line}")
     stdlib = frozenset(getattr(sys, "stdlib_module_names", ()))

@@ -13,7 +13,7 @@ from typing import Optional
 from ascend_compat.migrate.effort import SECTIONS, Unit
 from ascend_compat.migrate.model import Change, FileResult, FileScanned, FileSkipped, ScanResult
 from ascend_compat.migrate.project import Analysis
-from ascend_compat.migrate.render import format_days, md_code
+from ascend_compat.migrate.render import cxx_not_analysed, format_days, md_code
 from ascend_compat.migrate.report_deps import collect, judge
 from ascend_compat.migrate.report_doc import Doc
 
@@ -46,6 +46,8 @@ class Ctx:
 
 
 def days(low: float, high: float) -> str:
+    if format_days(low) == format_days(high):  # "0–0 person-days" reads like a typo
+        return f"{format_days(high)} person-days"
     return f"{format_days(low)}–{format_days(high)} person-days"
 
 
@@ -74,6 +76,14 @@ def adaptation_status(ctx: Ctx) -> tuple[str, int, int]:
     return "❌ Not adapted yet", done, remaining
 
 
+def _cxx_coverage(result: ScanResult) -> str:
+    parsed = sum(1 for f in result.files if isinstance(f, FileScanned) and f.language == "cxx")
+    unparsed = len(cxx_not_analysed(result))
+    if unparsed:
+        return f"❌ {parsed} of {parsed + unparsed}: the C/C++/CUDA parser (tree-sitter) is missing, see the top"
+    return f"✅ all {parsed}" if parsed else "none in the repository"
+
+
 def executive_summary(doc: Doc, ctx: Ctx, title: str) -> None:
     eff = ctx.analysis.effort
     status, done, remaining = adaptation_status(ctx)
@@ -92,6 +102,7 @@ def executive_summary(doc: Doc, ctx: Ctx, title: str) -> None:
         ["Compiled extensions", f"{len(inv.extensions)} ({sum(len(e.kernels) for e in inv.extensions)} kernels, "
                                 f"{sum(len(e.call_sites) for e in inv.extensions)} Python uses)"],
         ["First-party packages", ", ".join(md_code(p) for p in sorted(ctx.analysis.project.packages)) or "none found"],
+        ["C/C++/CUDA files analysed", _cxx_coverage(ctx.result)],
     ])
     if eff.existing_port:
         p = eff.existing_port
@@ -132,6 +143,27 @@ def _docstring(path: str) -> str:
     return first[:160] + ("…" if len(first) > 160 else "")
 
 
+def _package_outline(folder: str) -> str:
+    """A package without a docstring described by what it is made of: its subpackages and the names its
+    ``__init__.py`` imports for its users."""
+    from ascend_compat.migrate.scan import read_source
+
+    subs = sorted(n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n, "__init__.py")))
+    data, _ = read_source(os.path.join(folder, "__init__.py"), 1024 * 1024)
+    try:
+        tree = ast.parse(data or b"")
+    except (SyntaxError, ValueError):
+        tree = ast.Module(body=[], type_ignores=[])
+    names = [a.asname or a.name for node in tree.body if isinstance(node, ast.ImportFrom)
+             for a in node.names if a.name != "*" and not (a.asname or a.name).startswith("_")]
+    parts = []
+    if subs:
+        parts.append("subpackages " + ", ".join(md_code(n) for n in subs[:8]) + (" …" if len(subs) > 8 else ""))
+    if names:
+        parts.append("exports " + ", ".join(md_code(n) for n in names[:8]) + (" …" if len(names) > 8 else ""))
+    return "; ".join(parts)
+
+
 def _core_modules(ctx: Ctx) -> list[list[str]]:
     """Top-level directories by lines of code, with what their entry module says they do."""
     per_dir: dict[str, list[FileScanned]] = defaultdict(list)
@@ -143,7 +175,7 @@ def _core_modules(ctx: Ctx) -> list[list[str]]:
     for d, files in sorted(per_dir.items(), key=lambda kv: -sum(f.lines for f in kv[1]))[:12]:
         langs = Counter(_file_type(f) for f in files)
         init = os.path.join(ctx.root, d, "__init__.py")
-        what = _docstring(init) if os.path.isfile(init) else ""
+        what = (_docstring(init) or _package_outline(os.path.join(ctx.root, d))) if os.path.isfile(init) else ""
         if not what:
             biggest = max(files, key=lambda f: f.lines)
             what = (_docstring(biggest.path) if biggest.language == "python" else "") or \

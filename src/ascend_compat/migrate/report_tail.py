@@ -66,15 +66,57 @@ def _verification_run(doc: Doc, ctx: Ctx, v: dict) -> None:
         doc.p(f"**Test suite:** `{t['command']}`: {t['passed']} passed, {t['failed']} failed, {t['errors']} "
               f"error(s), {t['skipped']} skipped in {format_days(t['seconds'])} s"
               + (f" (stopped at the {t['budget_s']} s budget)" if t.get("timed_out") else "") + ".")
+        if t.get("crash"):
+            doc.p(f"❌ {t['crash']}.")
         if t.get("failures"):
-            doc.table(["Test", "Result"], [[md_code(n), r] for n, r in t["failures"]])
+            doc.table(["Cause (first line of the error)", "Tests", "Result"], _failures_by_cause(t["failures"]))
     else:
         doc.p(f"**Test suite:** {t.get('note', 'none found')}.")
+    _precision(doc, v["precision"])
+
+
+def _precision(doc: Doc, p: dict) -> None:
     doc.h(3, "5.3 Precision verification")
-    p = v["precision"]
-    if p.get("rows"):
-        doc.table(["Check", "Max abs diff", "Tolerance", "Result"], p["rows"])
     doc.p(p["note"])
+    ops = p["ops"]
+    groups = ", ".join(ops.get("groups", []))
+    doc.p(f"**Operators of the op groups the repository's torch calls fall in** ({groups}; `{ops['command']}`; "
+          "NPU result against a float64 CPU golden, |actual - golden| <= atol + rtol·|golden|):")
+    if ops["rows"]:
+        c = ops.get("counts", {})
+        doc.table(["Operator", "Dtypes", "Max abs error (worst dtype)", "Tolerance", "Result"], ops["rows"])
+        doc.p(f"{c.get('pass', 0)} checks passed, {c.get('fail', 0)} failed, {c.get('error', 0)} raised, "
+              f"{c.get('skipped', 0)} skipped" + (f"; ran on the CPU instead: {ops['fallback']}"
+                                                   if ops.get("fallback") else "") + ".")
+    else:
+        doc.p(f"The operator checks {ops['note']}.")
+    m = p["models"]
+    doc.p("**Models the repository builds by itself** (zero-argument `make_model`-style factories, and `nn.Module` "
+          "classes whose required arguments are only sizes, given small values; inputs inferred from the first "
+          "layer; every layer's output on the NPU compared with the CPU, same weights and inputs):")
+    if m["rows"]:
+        doc.table(["Model", "Inputs", "Max abs diff (outputs)", "Tolerance", "Result"], m["rows"])
+    else:
+        doc.p((f"None of the {m['candidates']} candidate(s) below ran on the CPU with an inferred input"
+               if m["candidates"] else "No class or factory in the importable modules can be built without "
+               "arguments other than sizes") + (f"; {m['note']}" if m["note"] else "")
+              + ". Pass one with `report --verify --model MODULE:FACTORY` (a function returning the model, or "
+              "`(model, inputs)`).")
+    if m["skipped"]:
+        doc.table(["Not compared", "Why"], m["skipped"])
+
+
+def _failures_by_cause(failures: list[list[str]]) -> list[list[str]]:
+    """One row per distinct error, most frequent first; parametrized cases of one test counted, not repeated."""
+    groups: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    for row in failures:
+        name, result, why = [*row, "", ""][:3]
+        groups[(why or "no message", result)][name.split("[", 1)[0]] += 1
+    rows = []
+    for (why, result), tests in sorted(groups.items(), key=lambda kv: (-sum(kv[1].values()), kv[0])):
+        listed = ", ".join(md_code(n) + (f" ×{k}" if k > 1 else "") for n, k in sorted(tests.items()))
+        rows.append([md_code(why), f"{sum(tests.values())}: {listed}", result])
+    return rows
 
 
 def verification(doc: Doc, ctx: Ctx, title: str) -> None:
@@ -118,7 +160,9 @@ def guide(doc: Doc, ctx: Ctx, title: str) -> None:
         "Work through the pending units of section 3, largest first; build each kernel from its scaffold in "
         f"`{folder}/kernels/`.",
         f"Run the verification: `python {folder}/verify_npu.py` (uses the simulated NPU when no NPU is present).",
-        "Compare outputs with the GPU baseline: `ascend-compat verify model FACTORY`.",
+        "Compare your real model layer by layer on the NPU machine: `ascend-compat verify model "
+        "package.module:make_model` (NPU against the CPU; `make_model` is a function of yours returning the model "
+        "or `(model, inputs)`); section 5.3 lists the models the report's smoke test built by itself.",
     ])
     doc.h(3, "6.3 Common troubleshooting")
     rows = [[f"`ImportError` for `{e.name}`", f"the compiled extension `{e.name}` is not built for the NPU",
@@ -179,7 +223,7 @@ def appendices(doc: Doc, ctx: Ctx, titles: tuple[str, str, str]) -> None:
           + ", ".join(f"{b['apis']} {st} ({b['uses']} uses)" for st, b in inv.items()) + ".")
     order = {"unsupported": 0, "unknown": 1}
     listed = sorted(((api, e) for api, e in result.api_inventory.items() if e.get("status") in order),
-                    key=lambda kv: (order[kv[1].get("status")], -int(kv[1].get("count", 0)), kv[0]))
+                    key=lambda kv: (order[str(kv[1].get("status"))], -int(kv[1].get("count", 0)), kv[0]))
     if listed:
         doc.table(["API", "Status", "Uses"],
                   [[md_code(api), str(e.get("status")), str(e.get("count", 0))] for api, e in listed[:MAX_APIS]])

@@ -1,6 +1,7 @@
 """``report --verify``: run the repository on the NPU (the simulated one where there is none) and record what
-happened: the import of every module of its packages, its test suite within a time budget, and a precision
-comparison against the CPU when a model factory is given.
+happened: the import of every module of its packages, precision against the CPU (``report_precision``: the
+operator checks of the op groups it uses and a forward pass of every model it can build), and its test suite
+within a time budget.
 
 Everything runs in child processes through ``ascend-compat run`` (shim active, ``--simulate npu`` off-NPU), so
 a module that hangs, exits or crashes the interpreter costs its own budget and nothing else.
@@ -18,7 +19,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import xml.etree.ElementTree as ET
 from typing import Optional
 
 #: The child that imports modules: one JSON line per module, flushed, so a timeout keeps what was done.
@@ -80,12 +80,33 @@ def _env(root: str) -> dict[str, str]:
     paths = [root] + ([os.path.join(root, "src")] if os.path.isdir(os.path.join(root, "src")) else [])
     env["PYTHONPATH"] = os.pathsep.join(paths + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if "ASCEND_COMPAT_SIM_MEMORY_LIMIT" not in env and _available_memory():
+        # A test that asks the simulated NPU for more than the host has then fails with torch's OutOfMemoryError,
+        # instead of the kernel's OOM killer ending the whole run (a real NPU ignores this).
+        env["ASCEND_COMPAT_SIM_MEMORY_LIMIT"] = str(_available_memory() // 2)
     return env
 
 
-def _run(cmd: list[str], root: str, timeout: float) -> tuple[int, str, bool]:
-    """(exit code, output, timed out); the whole process group is ended at the timeout."""
-    proc = subprocess.Popen(cmd, cwd=root, env=_env(root), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+def _available_memory() -> int:
+    """MemAvailable of /proc/meminfo in bytes (0 where there is none)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def _run(cmd: list[str], root: str, timeout: float, extra_env: Optional[dict[str, str]] = None
+         ) -> tuple[int, str, bool]:
+    """(exit code, output, timed out); the whole process group is ended at the timeout. ``extra_env``:
+    variables to set, ``PYTHONPATH`` among them put first on the path."""
+    env = _env(root)
+    for key, value in (extra_env or {}).items():
+        env[key] = value + os.pathsep + env[key] if key == "PYTHONPATH" and env.get(key) else value
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=True)
     try:
         out, _ = proc.communicate(timeout=max(timeout, 1))
@@ -124,26 +145,52 @@ def _test_dir(root: str) -> Optional[str]:
     return None
 
 
-def _parse_junit(path: str) -> Optional[dict]:
+#: A pytest plugin writing one JSON line per test as it finishes, flushed: a run cut off by the budget, or a test
+#: that kills the interpreter, keeps every result up to that point (a junit file is written only at the end).
+_TEST_LOG_PLUGIN = r"""
+import json, os
+
+_OUT = open(os.environ["ASCEND_COMPAT_TEST_LOG"], "a", encoding="utf-8")
+
+
+def _why(report):
+    crash = getattr(report.longrepr, "reprcrash", None)
+    text = crash.message if crash is not None else str(report.longrepr or "")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[0][:240] if lines else ""
+
+
+def pytest_runtest_logreport(report):
+    if report.skipped:
+        outcome = "skipped"
+    elif report.failed:
+        outcome = "failed" if report.when == "call" else "errors"
+    elif report.when == "call":
+        outcome = "passed"
+    else:
+        return
+    _OUT.write(json.dumps({"test": report.nodeid, "outcome": outcome, "why": _why(report) if report.failed else ""})
+               + "\n")
+    _OUT.flush()
+"""
+
+
+def _parse_log(path: str) -> Optional[dict]:
+    """Counts, and each failed or erroring test as [name, result, first line of its error]; None when no test
+    reported (pytest did not get that far)."""
     try:
-        tree = ET.parse(path)
-    except (OSError, ET.ParseError):
+        with open(path, encoding="utf-8") as fh:
+            records = [json.loads(line) for line in fh if line.strip()]
+    except (OSError, ValueError):
+        return None
+    if not records:
         return None
     counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
     failures = []
-    for case in tree.iter("testcase"):
-        name = f"{case.get('classname', '')}::{case.get('name', '')}"
-        kinds = {child.tag for child in case}
-        if "failure" in kinds:
-            counts["failed"] += 1
-            failures.append([name, "❌ failed"])
-        elif "error" in kinds:
-            counts["errors"] += 1
-            failures.append([name, "❌ error"])
-        elif "skipped" in kinds:
-            counts["skipped"] += 1
-        else:
-            counts["passed"] += 1
+    for r in records:
+        counts[r["outcome"]] += 1
+        if r["outcome"] in ("failed", "errors"):
+            failures.append([r["test"], "❌ failed" if r["outcome"] == "failed" else "❌ error", r["why"]])
     return {**counts, "failures": failures}
 
 
@@ -166,47 +213,38 @@ def verify_tests(root: str, simulate: bool, budget_s: float) -> dict:
     if test_dir is None:
         return {"command": "", "note": "no tests/ or test/ directory in the repository"}
     with tempfile.TemporaryDirectory(prefix="ascend-compat-tests-") as tmp:
-        junit = os.path.join(tmp, "junit.xml")
-        cmd = [*_runner(simulate), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
-               f"--junitxml={junit}", test_dir]
+        log = os.path.join(tmp, "tests.jsonl")
+        with open(os.path.join(tmp, "ascend_compat_test_log.py"), "w", encoding="utf-8") as fh:
+            fh.write(_TEST_LOG_PLUGIN)
+        cmd = [*_runner(simulate), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "ascend_compat_test_log",
+               "-o", "addopts=", test_dir]
         t0 = time.perf_counter()
-        code, output, timed_out = _run(cmd, root, budget_s)
-        counts = _parse_junit(junit) or _parse_progress(output)
+        code, output, timed_out = _run(cmd, root, budget_s, {"PYTHONPATH": tmp, "ASCEND_COMPAT_TEST_LOG": log})
+        logged = _parse_log(log)
+        counts = logged or _parse_progress(output)
     ran = sum(counts[k] for k in ("passed", "failed", "errors", "skipped"))
+    tail = [ln for ln in output.strip().splitlines() if ln.strip()][-1:] or ["no output"]
     if not ran and code not in (0, 5):  # 5: pytest collected nothing
-        tail = [ln for ln in output.strip().splitlines() if ln.strip()][-1:] or ["no output"]
-        counts["failures"] = [[f"pytest did not run (exit {code})", tail[0][:300]]]
+        counts["failures"] = [[f"pytest did not run (exit {code})", "❌ error", tail[0][:300]]]
+    elif not timed_out and code not in (0, 1, 5):
+        # pytest itself died (a test crashed the interpreter): the results are those logged before.
+        how = " (SIGKILL: usually the out-of-memory killer)" if code in (-9, 137) else ""
+        counts["crash"] = (f"pytest ended abnormally (exit {code}{how}) after {ran} test(s); last output: "
+                           f"{tail[0][:300]}")
     shown = " ".join(["ascend-compat", "run"] + (["--simulate", "npu"] if simulate else []) +
                      ["-m", "pytest", "-q", test_dir])
     return {"command": shown, **counts, "seconds": round(time.perf_counter() - t0, 2), "timed_out": timed_out,
             "budget_s": round(budget_s), "output_tail": output.strip().splitlines()[-5:]}
 
 
-def verify_precision(root: str, model: Optional[str], simulate: bool, budget_s: float) -> dict:
-    if not model:
-        note = ("Not measured: no model factory was given (`report --verify --model module:make_model`). ")
-        if simulate:
-            note += ("On the simulated NPU operators run on the host CPU, so a comparison with the CPU checks the "
-                     "port's plumbing, not the NPU's numerics; run it on a real NPU for that.")
-        return {"rows": [], "note": note}
-    cmd = [sys.executable, "-m", "ascend_compat", "verify", "model", model, "--json"] + \
-        (["--simulate", "npu"] if simulate else [])
-    code, output, timed_out = _run(cmd, root, budget_s)
-    try:
-        data = json.loads(output[output.index("{"):])
-    except ValueError:
-        return {"rows": [], "note": f"`ascend-compat verify model {model}` did not finish (exit {code}"
-                f"{', budget reached' if timed_out else ''}): {output.strip().splitlines()[-1:] or ''}"}
-    ok = bool(data.get("passed", data.get("ok", False)))
-    worst = data.get("max_abs_diff", data.get("worst", {}).get("max_abs", ""))
-    rows = [[f"`verify model {model}`", str(worst), f"rtol {data.get('rtol', '')}, atol {data.get('atol', '')}",
-             "✅ passed" if ok else "❌ failed"]]
-    return {"rows": rows, "note": "Outputs of the model on the NPU compared with the CPU reference.", "raw": data}
-
-
 def run_verification(root: str, packages: list[str], budget_s: float = 600.0, model: Optional[str] = None,
-                     run_tests: bool = True) -> dict:
-    """Imports, tests and precision of the repository at ``root``; the dict section 5 of the report shows."""
+                     run_tests: bool = True, op_groups: Optional[list[str]] = None) -> dict:
+    """Imports, precision and tests of the repository at ``root``; the dict section 5 of the report shows.
+
+    ``op_groups`` are the ``verify ops`` groups to check (default: those of every torch API the repository
+    uses, see :func:`ascend_compat.migrate.report_precision.op_groups`; matmul alone when not known)."""
+    from ascend_compat.migrate.report_precision import verify_precision
+
     root = os.path.abspath(root)
     simulate = not _npu_present()
     env = {"Python": platform.python_version(), "Platform": platform.platform(terse=True),
@@ -220,13 +258,15 @@ def run_verification(root: str, packages: list[str], budget_s: float = 600.0, mo
         env["torch"] = "not installed"
     modules = module_names(root, packages)
     t0 = time.perf_counter()
-    imports = verify_imports(root, modules, simulate, budget_s * 0.3)
+    imports = verify_imports(root, modules, simulate, budget_s * 0.25)
+    importable = [m["module"] for m in imports["modules"] if m["ok"]]
+    left = max(budget_s - (time.perf_counter() - t0), 30.0)
+    precision = verify_precision(_run, _runner(simulate), root, importable, op_groups or ["matmul"], simulate,
+                                 left * 0.45, model)
     left = max(budget_s - (time.perf_counter() - t0), 10.0)
-    tests = verify_tests(root, simulate, left * 0.8) if run_tests else {"command": "", "note": "not run (--no-tests)"}
-    left = max(budget_s - (time.perf_counter() - t0), 10.0)
-    precision = verify_precision(root, model, simulate, left)
+    tests = verify_tests(root, simulate, left) if run_tests else {"command": "", "note": "not run (--no-tests)"}
     return {"environment": env, "device": "the simulated NPU" if simulate else "the NPU", "imports": imports,
             "tests": tests, "precision": precision}
 
 
-__all__ = ["module_names", "run_verification", "verify_imports", "verify_precision", "verify_tests"]
+__all__ = ["module_names", "run_verification", "verify_imports", "verify_tests"]
