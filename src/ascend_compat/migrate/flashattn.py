@@ -56,7 +56,7 @@ def _public_names(tree: ast.Module) -> set[str]:
 @lru_cache(maxsize=1)
 def drop_in_modules() -> dict[str, frozenset[str]]:
     """flash_attn module name (``flash_attn``, ``flash_attn.layers.rotary``...) -> the names the drop-in's module
-    has (public definitions, ``__all__``, ``__version__`` and its submodules)."""
+    has (public definitions, ``__all__``, ``__version__`` and its public submodules)."""
     root = resources.files("ascend_compat.ecosystem") / "flash_attn"
     modules: dict[str, set[str]] = {}
     stack: list[tuple[Any, str]] = [(root, PACKAGE)]
@@ -68,7 +68,8 @@ def drop_in_modules() -> dict[str, frozenset[str]]:
             if entry.is_dir() and (entry / "__init__.py").is_file():
                 modules[dotted].add(name)
                 stack.append((entry, f"{dotted}.{name}"))
-            elif name.endswith(".py"):
+            elif name.endswith(".py") and (name == "__init__.py" or not name.startswith("_")):
+                # private helper modules (``_ops``, ``_kvcache``...) are not flash_attn modules a script imports
                 target = dotted if name == "__init__.py" else f"{dotted}.{name[:-3]}"
                 if target != dotted:
                     modules[dotted].add(name[:-3])
