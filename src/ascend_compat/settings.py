@@ -117,6 +117,16 @@ def _bytes(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError("not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise ValueError("not a positive number of seconds")
+    return value
+
+
 def _level(text: str) -> str:
     up = text.upper()
     if up not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
@@ -173,6 +183,20 @@ CUPY_FLOAT64: Setting[Optional[str]] = Setting(
     "ASCEND_COMPAT_CUPY_FLOAT64", None, "`native`, `error`, `downcast-warn`",
     "What `ascend_compat.cupy` does with float64 arrays on a device without full float64 (default: by chip).",
     _choice("native", "error", "downcast-warn"))
+SCAN_FILE_BYTES = Setting(
+    "ASCEND_COMPAT_SCAN_FILE_BYTES", 2 * 1024 * 1024, "bytes, or a size such as `4MiB`",
+    "Largest Python or C/C++ file `check`, `report` and `port` analyse; a larger one is skipped with a reason.",
+    _bytes)
+SCAN_FILE_MEMORY = Setting(
+    "ASCEND_COMPAT_SCAN_FILE_MEMORY", 256 * 1024 * 1024, "bytes, or a size such as `1GiB`",
+    "Memory one Python file's analysis may be predicted to need; past it the file is skipped with a reason.", _bytes)
+SCAN_FILE_SECONDS = Setting(
+    "ASCEND_COMPAT_SCAN_FILE_SECONDS", 20.0, "seconds (CPU time), e.g. `60`",
+    "Time one file's analysis may take; past it the file is skipped with a reason.", _seconds)
+REPORT_TEST_LOG: Setting[Optional[str]] = Setting(
+    "ASCEND_COMPAT_TEST_LOG", None, "a file path (set by `report --verify` for the test run it starts)",
+    "Where the pytest plugin of `report --verify` appends each test's outcome as it finishes; not for users to set.",
+    str)
 
 # -- other tools' variables the package reads --------------------------------------------------------------------------
 
@@ -218,7 +242,8 @@ VLLM_PLUGINS: Setting[Optional[str]] = Setting(
 ALL: tuple[Setting[Any], ...] = (
     AUTO_ACTIVATE, NO_PATCH, BACKEND, CUDA_AVAILABLE, CUDA_CAPABILITY, LOG_LEVEL, DTYPE_POLICY, COMPILE_BACKEND,
     FLASH_ATTN, FALLBACK_TIMING, CACHE_DIR, SIMULATE, SIM_DEVICES, SIM_CHIP, SIM_FLOAT64, SIM_UNSUPPORTED_OPS,
-    SIM_MEMORY_LIMIT, CUPY_FLOAT64,
+    SIM_MEMORY_LIMIT, CUPY_FLOAT64, SCAN_FILE_BYTES, SCAN_FILE_MEMORY, SCAN_FILE_SECONDS,
+    REPORT_TEST_LOG,
     NO_COLOR, LOCAL_WORLD_SIZE, CUDA_VISIBLE_DEVICES, XDG_CACHE_HOME, HF_HUB_CACHE, HUGGINGFACE_HUB_CACHE, HF_HOME,
     HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE, ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME, CXX, CUPY_SEED, VLLM_PLUGINS,
 )

@@ -111,6 +111,6 @@ def test_a_near_limit_python_file_is_skipped_with_a_reason(tmp_path: Path) -> No
 def test_the_time_budget_skips_a_slow_file(tmp_path: Path) -> None:
     slow = tmp_path / "slow.py"
     slow.write_text("import torch\n" + "x = torch.zeros(1).cuda()\n" * 40_000)  # ~1 MB: a second or more of work
-    assert isinstance(scan_file(str(slow), "python"), FileScanned)
-    got = scan_file(str(slow), "python", seconds=0.05)
+    assert isinstance(scan_file(str(slow), "python", memory=1 << 30), FileScanned)  # ~260 MB: over the default
+    got = scan_file(str(slow), "python", seconds=0.05, memory=1 << 30)
     assert isinstance(got, FileSkipped) and "budget" in got.reason

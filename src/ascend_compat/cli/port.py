@@ -45,6 +45,7 @@ def _change(c: Any) -> dict[str, Any]:
 def main(args: argparse.Namespace) -> int:
     from ascend_compat.migrate import apidb
     from ascend_compat.migrate.port import PortFailure, PortSkip, PortSuccess, port_paths, write_atomic
+    from ascend_compat.settings import SettingError
 
     try:
         line = apidb.normalize_line(args.torch_npu) if args.torch_npu else apidb.DEFAULT_LINE
@@ -55,7 +56,11 @@ def main(args: argparse.Namespace) -> int:
     if missing:
         print(f"ascend-compat port: no such file or directory: {', '.join(missing)}", file=sys.stderr)
         return 2
-    results = port_paths(args.paths, args.mode, line, use_git=not args.no_git)
+    try:
+        results = port_paths(args.paths, args.mode, line, use_git=not args.no_git)
+    except SettingError as exc:  # a bad ASCEND_COMPAT_SCAN_FILE_* budget, read before any file
+        print(f"ascend-compat port: {exc}", file=sys.stderr)
+        return 2
     written = []
     for r in results:
         if isinstance(r, PortSuccess):

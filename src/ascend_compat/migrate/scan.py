@@ -16,6 +16,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, Optional, Union
 
+from ascend_compat import settings
+
 # pyscan registers the Python rules in this process too (the parent reads them when reporting).
 from ascend_compat.migrate import apidb, cxx, deps, pyscan
 from ascend_compat.migrate.discover import discover
@@ -23,12 +25,21 @@ from ascend_compat.migrate.model import FileFailed, FileResult, FileScanned, Fil
 
 #: Files larger than this are never read (generated code, data dumped into .py files).
 MAX_BYTES = 8 * 1024 * 1024
-#: Analysis budget per file: parsing costs ~80-200x the source size in memory (a 7 MB .py took 1.1 GiB in
-#: ``ast.parse`` alone), so larger sources are skipped with a reason instead of dominating the scan's memory.
-#: The largest .py of torch 2.13 and transformers 5.23 is 1.4 MB.
-MAX_ANALYSIS_BYTES = {"python": 2 * 1024 * 1024, "cxx": 2 * 1024 * 1024, "deps": MAX_BYTES}
-#: CPU-time budget per file (reading and analysing): past it the file is skipped with a reason.
-MAX_SECONDS = 20.0
+#: Size budget per file (Python and C/C++: ``ASCEND_COMPAT_SCAN_FILE_BYTES``): parsing costs 10-200x the source
+#: size in memory (a 7 MB .py took 1.1 GiB in ``ast.parse`` alone), so larger sources are skipped with a reason
+#: instead of dominating the scan's memory. The largest .py of torch 2.13 and transformers 5.23 is 1.4 MB.
+MAX_ANALYSIS_BYTES = {"python": settings.SCAN_FILE_BYTES.default, "cxx": settings.SCAN_FILE_BYTES.default,
+                      "deps": MAX_BYTES}
+#: Predicted-memory budget per Python file (``ASCEND_COMPAT_SCAN_FILE_MEMORY``), see :func:`predicted_memory`.
+MAX_MEMORY = settings.SCAN_FILE_MEMORY.default
+#: CPU-time budget per file (``ASCEND_COMPAT_SCAN_FILE_SECONDS``): past it the file is skipped with a reason.
+MAX_SECONDS = settings.SCAN_FILE_SECONDS.default
+# What a Python file's analysis holds at its peak (tracemalloc, torch/transformers/generated code): ~10 bytes
+# per source byte (the text, its lines, string constants) plus ~1.5 KB per punctuation mark, each about one AST
+# node with its share of the scanner's tables (dense generated code: 1.4 KB, docstrings: 0.1 KB).
+_BYTES_PER_BYTE = 10
+_BYTES_PER_MARK = 1500
+_MARKS = (b"(", b",", b"=", b".", b"[", b":")
 # Below this many files, worker processes cost more than they save.
 _PARALLEL_MIN_FILES = 48
 _CHUNK = 1 << 20
@@ -143,27 +154,82 @@ def time_budget(seconds: float = MAX_SECONDS) -> Iterator[None]:
 
 
 def analysis_budget(language: str, max_bytes: Optional[int] = None) -> int:
-    """The size budget of one file: ``max_bytes`` when given, else the language's analysis budget."""
-    return max_bytes if max_bytes is not None else MAX_ANALYSIS_BYTES.get(language, MAX_BYTES)
+    """The size budget of one file: ``max_bytes`` when given, else the language's analysis budget (Python and
+    C/C++: ``ASCEND_COMPAT_SCAN_FILE_BYTES``; raises :class:`~ascend_compat.settings.SettingError` on a bad one)."""
+    if max_bytes is not None:
+        return max_bytes
+    if language in ("python", "cxx"):
+        return min(settings.SCAN_FILE_BYTES.get(), MAX_BYTES)
+    return MAX_ANALYSIS_BYTES.get(language, MAX_BYTES)
+
+
+def memory_budget(memory: Optional[int] = None) -> int:
+    """Predicted-memory budget of one Python file: ``memory``, else ``ASCEND_COMPAT_SCAN_FILE_MEMORY``."""
+    return memory if memory is not None else settings.SCAN_FILE_MEMORY.get()
+
+
+def time_limit(seconds: Optional[float] = None) -> float:
+    """CPU seconds one file may take: ``seconds``, else ``ASCEND_COMPAT_SCAN_FILE_SECONDS``."""
+    return seconds if seconds is not None else settings.SCAN_FILE_SECONDS.get()
+
+
+def predicted_memory(data: bytes) -> int:
+    """About the most memory parsing and scanning Python source ``data`` holds at once, in bytes.
+
+    Counted in a few milliseconds for megabytes (no tokenizing): an upper estimate for code, docstrings and
+    data tables alike, so a file over the budget is skipped before ``ast.parse`` allocates anything.
+    """
+    return _BYTES_PER_BYTE * len(data) + _BYTES_PER_MARK * sum(data.count(m) for m in _MARKS)
+
+
+def over_memory_budget(data: bytes, memory: int) -> Optional[str]:
+    """Why Python source ``data`` is not analysed under the ``memory`` budget, or None when it fits."""
+    need = predicted_memory(data)
+    if need <= memory:
+        return None
+    return (f"analysis would need about {_mib(need)} of memory, over the {_mib(memory)} budget per file "
+            f"({settings.SCAN_FILE_MEMORY.name})")
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1024 * 1024):.0f} MiB" if n >= 1024 * 1024 else f"{n} bytes"
 
 
 def scan_file(path: str, language: str, line: str = apidb.DEFAULT_LINE, max_bytes: Optional[int] = None,
-              seconds: float = MAX_SECONDS) -> FileResult:
-    """Scan one file; every failure becomes a value, never an exception. ``max_bytes`` (default: the language's
-    analysis budget) and ``seconds`` bound the work per file; past either the file is skipped with a reason."""
+              seconds: Optional[float] = None, memory: Optional[int] = None) -> FileResult:
+    """Scan one file; every failure becomes a value, never an exception.
+
+    Budgets bound the work per file, the environment's (``ASCEND_COMPAT_SCAN_FILE_*``) unless given: ``max_bytes``
+    of source, ``memory`` predicted for a Python file's analysis (:func:`predicted_memory`) and ``seconds`` of
+    CPU time; past any of them the file is a :class:`FileSkipped` with the reason. A bad budget variable is the
+    one exception (:class:`~ascend_compat.settings.SettingError`): it is the same for every file.
+    """
+    limit = time_limit(seconds)
     try:
-        with time_budget(seconds):
-            return _scan(path, language, line, analysis_budget(language, max_bytes))
+        with time_budget(limit):
+            return _scan(path, language, line, analysis_budget(language, max_bytes), memory_budget(memory))
     except BudgetExceededError as exc:
         return FileSkipped(path, language, str(exc))
 
 
-def _scan(path: str, language: str, line: str, max_bytes: int) -> FileResult:
+def size_skip_reason(reason: str, language: str) -> str:
+    """``reason`` naming the variable that sets the size budget when that budget is why a file was skipped."""
+    sized = language in ("python", "cxx") and reason.startswith("larger than")
+    return f"{reason} ({settings.SCAN_FILE_BYTES.name})" if sized else reason
+
+
+def _scan(path: str, language: str, line: str, max_bytes: int, memory: int) -> FileResult:
     data, early = read_source(path, max_bytes)
     if early is not None:
         early.language = language
+        if isinstance(early, FileSkipped):
+            early.reason = size_skip_reason(early.reason, language)
         return early
     assert data is not None
+    if language == "python":
+        too_big = over_memory_budget(data, memory)
+        if too_big is not None:
+            return FileSkipped(path, language, too_big)
     try:
         if language == "python":
             try:
@@ -188,8 +254,14 @@ def _scan(path: str, language: str, line: str, max_bytes: int) -> FileResult:
         return FileFailed(path, language, f"internal error while scanning: {type(exc).__name__}: {exc}")
 
 
-def _scan_task(args: tuple[str, str, str, Optional[int], float]) -> FileResult:
-    return scan_file(*args)
+def _scan_task(args: tuple[str, str, str, Optional[int], float, int]) -> FileResult:
+    result = scan_file(*args)
+    if not gc.isenabled():
+        # The cyclic GC is off for speed, but the scanner leaves cycles (pyscan's _Scanner keeps bound methods of
+        # itself, and with them the file's AST and text): collect the youngest generation, where all of this
+        # file's objects still are, so nothing of one file outlives it (transformers: 1.7 GiB -> tens of MiB).
+        gc.collect(0)
+    return result
 
 
 def _worker_init() -> None:
@@ -211,10 +283,17 @@ def check(
     progress: Optional[ProgressFn] = None,
     use_git: bool = True,
     max_bytes: Optional[int] = None,
-    seconds: float = MAX_SECONDS,
+    seconds: Optional[float] = None,
+    memory: Optional[int] = None,
 ) -> ScanResult:
-    """Scan files and directories; the Python API behind ``ascend-compat check``."""
+    """Scan files and directories; the Python API behind ``ascend-compat check``.
+
+    ``max_bytes``, ``seconds`` and ``memory`` are the per-file budgets (see :func:`scan_file`); a bad
+    ``ASCEND_COMPAT_SCAN_FILE_*`` value raises :class:`~ascend_compat.settings.SettingError` before any work.
+    """
     t0 = time.perf_counter()
+    seconds, memory = time_limit(seconds), memory_budget(memory)
+    analysis_budget("python", max_bytes)  # read once here: a bad value stops the scan before it starts
     roots = list(paths)
     line = apidb.normalize_line(torch_npu)
     # Largest first so the last task to finish is a small one.
@@ -226,7 +305,7 @@ def check(
         except OSError:
             sizes[p] = 0
     order = sorted(files, key=lambda f: -sizes[f[0]])
-    tasks = [(p, lang, line, max_bytes, seconds) for p, lang in order]
+    tasks = [(p, lang, line, max_bytes, seconds, memory) for p, lang in order]
     jobs = jobs or os.cpu_count() or 1
     results: list[FileResult] = []
     total = len(tasks)
