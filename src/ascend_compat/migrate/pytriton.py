@@ -250,7 +250,7 @@ def non_adjacent(perm: list[int]) -> bool:
 
 
 class TritonChecks:
-    """Runs the triton-ascend checks over one file for a ``pyscan`` scanner (``qual``, ``add``, ``tree``)."""
+    """Runs the triton-ascend checks over one file for ``rules.py_triton`` (``qual``, ``add``, ``tree``, ``src``)."""
 
     def __init__(self, scanner: Any) -> None:
         self.s = scanner
