@@ -104,11 +104,37 @@ def test_torch_load_map_location_rules() -> None:
     assert "e = torch.load(f='p', weights_only=True, map_location=\"npu\")" in out
 
 
-def test_a_legacy_default_tensor_type_is_left_for_a_person():
-    """torch refuses torch_npu's tensortypes as the default type, so the rename would crash on the NPU: the call
-    is reported and kept; the same type elsewhere is still renamed."""
-    source = "import torch\ntorch.set_default_tensor_type(torch.cuda.HalfTensor)\nx = torch.cuda.HalfTensor(2)\n"
-    result = port_source("s.py", source, mode="native")
-    assert isinstance(result, PortSuccess)
-    assert "torch.set_default_tensor_type(torch.cuda.HalfTensor)" in result.text
-    assert "x = torch.npu.HalfTensor(2)" in result.text
+DEFAULT_TYPE_SCRIPT = textwrap.dedent(
+    """
+    import torch
+    torch.set_default_tensor_type(torch.cuda.HalfTensor)
+    w = torch.Tensor(4, 3)  # fairscale's layers build their weights this way (Llama's reference code)
+    x = torch.zeros(2, 4)
+    torch.set_default_tensor_type("torch.cuda.FloatTensor")
+    y = torch.ones(1)
+    z = torch.zeros(1).type("torch.cuda.HalfTensor")
+    print("OK", w.device, w.dtype, x.device, x.dtype, y.type(), z.type())
+    """
+)
+
+
+def test_a_legacy_default_tensor_type_is_ported_and_runs_natively(tmp_path: Path) -> None:
+    """torch_npu takes its own legacy types as the default tensor type (type object or name): port renames both
+    forms, and the ported script keeps torch.Tensor(sizes) and the factories on the device."""
+    ported = _native(DEFAULT_TYPE_SCRIPT)
+    assert "torch.set_default_tensor_type(torch.npu.HalfTensor)" in ported
+    assert 'torch.set_default_tensor_type("torch.npu.FloatTensor")' in ported and "torch.cuda" not in ported
+    script = tmp_path / "llama_like.py"
+    script.write_text(ported)
+    proc = run_python(
+        f"""
+        import runpy, warnings
+        warnings.simplefilter("ignore")
+        from ascend_compat import simulate
+        simulate.install()
+        runpy.run_path({str(script)!r}, run_name="__main__")
+        """
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert ("OK npu:0 torch.float16 npu:0 torch.float16 torch.npu.FloatTensor torch.npu.HalfTensor"
+            in proc.stdout), proc.stdout

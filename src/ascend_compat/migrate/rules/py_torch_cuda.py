@@ -14,7 +14,7 @@ from importlib import resources
 from typing import Any, Optional
 
 from ascend_compat.migrate.rules.base import PyRuleFamily, RuleDef
-from ascend_compat.migrate.rules.pycontext import CudaRef, PyContext
+from ascend_compat.migrate.rules.pycontext import CudaRef
 
 _LEGACY_SUFFIXES = ("Tensor", "Storage")
 _STREAM_NAMES = frozenset({
@@ -112,13 +112,13 @@ class TorchCudaRules(PyRuleFamily):
         ),
     )
 
-    def __init__(self, ctx: PyContext) -> None:
-        super().__init__(ctx)
-        self.default_type_args: set[int] = set()  # arguments of torch.set_default_tensor_type(...)
-
-    def visit_call(self, node: ast.Call, q: Optional[str], fname: str) -> None:
-        if fname == "set_default_tensor_type" and node.args:
-            self.default_type_args.add(id(node.args[0]))
+    def visit_string(self, node: ast.Constant, value: str, marked: Optional[str]) -> bool:
+        """A legacy type by name: ``set_default_tensor_type("torch.cuda.FloatTensor")``, ``x.type("torch.cuda.…")``."""
+        if not (value.startswith("torch.cuda.") and value[len("torch.cuda."):] in _NPU_TENSOR_TYPES):
+            return False
+        self.add("AC112", node, f"{value!r}: legacy CUDA tensor type", value,
+                 self.ctx.literal_edit(node, "torch.cuda.", "torch.npu."), coupled=True)
+        return True
 
     def on_torch_cuda(self, ref: CudaRef, node: ast.AST, call: Optional[ast.Call]) -> bool:
         q, name = ref.q, ref.name
@@ -131,13 +131,12 @@ class TorchCudaRules(PyRuleFamily):
         return True
 
     def legacy_type(self, ref: CudaRef, node: ast.AST) -> None:
-        # torch_npu has the legacy tensor types (torch.npu.HalfTensor, ...) but no typed storages.
-        # Not as a default type: torch accepts only its own tensortypes there (torch_npu's are refused, and
-        # torch's legacy constructor ignores the default device), so set_default_dtype + set_default_device
-        # is a person's rewrite, checked against code that builds tensors with torch.Tensor(sizes).
+        # torch_npu has the legacy tensor types (torch.npu.HalfTensor, ...) but no typed storages. They also serve
+        # as the default tensor type (torch_npu's API support list marks torch.set_default_tensor_type supported
+        # on Atlas A2/A3, and its test_tensor_creation_ops sets torch.npu.FloatTensor as the default), which keeps
+        # torch.Tensor(sizes) on the device; set_default_dtype + set_default_device would not.
         name = ref.name
-        fixable = (name in _NPU_TENSOR_TYPES and ref.rest == name and ref.cuda_attr is not None
-                   and id(node) not in self.default_type_args)
+        fixable = name in _NPU_TENSOR_TYPES and ref.rest == name and ref.cuda_attr is not None
         edits = self.ctx.attr_edit(ref.cuda_attr, "npu") if fixable and ref.cuda_attr is not None else ()
         kind = "storage" if name.endswith("Storage") else "tensor"
         self.add("AC112", node, f"`{ref.q}`: legacy CUDA {kind} type", ref.q, edits, coupled=True)
