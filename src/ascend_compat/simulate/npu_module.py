@@ -21,61 +21,15 @@ from ascend_compat.simulate import _state
 DeviceLike = Union[torch.device, str, int, None]
 
 __all__ = [
-    "BFloat16Tensor",
-    "BoolTensor",
-    "ByteTensor",
-    "CharTensor",
-    "DoubleTensor",
-    "Event",
-    "FloatTensor",
-    "HalfTensor",
-    "IntTensor",
-    "LongTensor",
-    "ShortTensor",
-    "Stream",
-    "amp",
-    "current_device",
-    "current_stream",
-    "default_stream",
-    "device",
-    "device_count",
-    "device_of",
-    "empty_cache",
-    "get_amp_supported_dtype",
-    "get_device_capability",
-    "get_device_name",
-    "get_device_properties",
-    "get_rng_state",
-    "get_rng_state_all",
-    "init",
-    "initial_seed",
-    "is_available",
-    "is_bf16_supported",
-    "is_initialized",
-    "manual_seed",
-    "manual_seed_all",
-    "max_memory_allocated",
-    "max_memory_cached",
-    "max_memory_reserved",
-    "mem_get_info",
-    "memory_allocated",
-    "memory_cached",
-    "memory_reserved",
-    "memory_stats",
-    "memory_summary",
-    "random",
-    "reset_max_memory_allocated",
-    "reset_peak_memory_stats",
-    "seed",
-    "seed_all",
-    "set_device",
-    "set_per_process_memory_fraction",
-    "set_rng_state",
-    "set_rng_state_all",
-    "set_stream",
-    "stream",
-    "synchronize",
-    "utilization",
+    "BFloat16Tensor", "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "Event", "FloatTensor",
+    "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Stream", "amp", "current_device", "current_stream",
+    "default_stream", "device", "device_count", "device_of", "empty_cache", "get_amp_supported_dtype",
+    "get_device_capability", "get_device_name", "get_device_properties", "get_rng_state", "get_rng_state_all",
+    "init", "initial_seed", "is_available", "is_bf16_supported", "is_initialized", "manual_seed", "manual_seed_all",
+    "max_memory_allocated", "max_memory_cached", "max_memory_reserved", "mem_get_info", "memory_allocated",
+    "memory_cached", "memory_reserved", "memory_stats", "memory_summary", "random", "reset_max_memory_allocated",
+    "reset_peak_memory_stats", "seed", "seed_all", "set_device", "set_per_process_memory_fraction", "set_rng_state",
+    "set_rng_state_all", "set_stream", "stream", "synchronize", "utilization",
 ]
 
 
@@ -384,10 +338,8 @@ def stream(s: torch.Stream | None) -> Iterator[None]:
         torch.accelerator.set_stream(prev)
 
 
-# --- legacy tensor types (their own module) -----------------------------------------------------------------
-
-# --- amp ---------------------------------------------------------------------------------------------------
-from ascend_compat.simulate import npu_amp as amp  # noqa: E402  (needs the names above)
+# --- amp, random and the legacy tensor types (their own modules; they need the names above) -------------------
+from ascend_compat.simulate import npu_amp as amp  # noqa: E402
 from ascend_compat.simulate import npu_random as random  # noqa: E402
 from ascend_compat.simulate._legacy_types import (  # noqa: E402
     BFloat16Tensor,
