@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import platform
 import sys
 from typing import Any, Optional
@@ -14,9 +13,9 @@ SCHEMA_VERSION = 1
 
 def collect(backend: Optional[str] = None) -> dict[str, Any]:
     """Detection report as a plain dict (what ``ascend-compat info --json`` prints)."""
-    from ascend_compat import __version__, backends, simulate
+    from ascend_compat import __version__, backends, settings, simulate
 
-    if os.environ.get("ASCEND_COMPAT_SIMULATE"):
+    if settings.SIMULATE.is_set():
         simulate.install_from_env()
     import torch
 

@@ -51,7 +51,9 @@ def _shim_spawned_children(backend: Optional[str], dtype_policy: Optional[str]) 
 
 
 def _prepare(backend: Optional[str], report: bool, dtype_policy: Optional[str] = None) -> Optional[str]:
-    if os.environ.get("ASCEND_COMPAT_SIMULATE"):
+    from ascend_compat import settings
+
+    if settings.SIMULATE.is_set():
         from ascend_compat import simulate
 
         simulate.install_from_env()

@@ -260,24 +260,29 @@ def install_from_env(default: bool = False) -> Optional[SimConfig]:
     (comma-separated), ``ASCEND_COMPAT_SIM_MEMORY_LIMIT`` (bytes, or e.g. ``2GiB``).
     Returns None when simulation is not requested and ``default`` is False.
     """
-    target = os.environ.get("ASCEND_COMPAT_SIMULATE", "").strip().lower()
+    from ascend_compat import settings
+
+    target = (settings.SIMULATE.raw() or "").strip().lower()
     if not target and not default:
         return None
     if target and target != "npu":
         raise SimulationError(f"ASCEND_COMPAT_SIMULATE={target!r}: only 'npu' can be simulated")
     if _CONFIG is not None and not any(k.startswith("ASCEND_COMPAT_SIM_") for k in os.environ):
         return _CONFIG
-    env = os.environ
-    devices = int(env.get("ASCEND_COMPAT_SIM_DEVICES") or env.get("LOCAL_WORLD_SIZE") or 1)
-    ops = tuple(op.strip() for op in env.get("ASCEND_COMPAT_SIM_UNSUPPORTED_OPS", "").split(",") if op.strip())
-    limit = env.get("ASCEND_COMPAT_SIM_MEMORY_LIMIT")
-    return install(
-        device_count=devices,
-        chip=env.get("ASCEND_COMPAT_SIM_CHIP", "910B"),
-        float64=env.get("ASCEND_COMPAT_SIM_FLOAT64", "allow"),
-        unsupported_ops=ops,
-        memory_limit=_parse_bytes(limit) if limit else None,
-    )
+    limit = settings.SIM_MEMORY_LIMIT.raw()
+    if limit is not None and limit.strip():
+        _parse_bytes(limit)  # its error names the variable and the accepted forms
+    try:
+        devices = settings.SIM_DEVICES.get() or settings.LOCAL_WORLD_SIZE.get() or 1
+        return install(
+            device_count=devices,
+            chip=settings.SIM_CHIP.get(),
+            float64=settings.SIM_FLOAT64.get(),
+            unsupported_ops=settings.SIM_UNSUPPORTED_OPS.get(),
+            memory_limit=settings.SIM_MEMORY_LIMIT.get(),
+        )
+    except settings.SettingError as exc:
+        raise SimulationError(str(exc)) from None
 
 
 # --- fallback monitor ------------------------------------------------------------------------------------------

@@ -23,10 +23,12 @@ _SOURCE = Path(__file__).with_name("_native") / "npu_sim.cpp"
 
 def cache_root() -> Path:
     """Directory holding ascend-compat's build caches."""
-    env = os.environ.get("ASCEND_COMPAT_CACHE_DIR")
+    from ascend_compat import settings
+
+    env = settings.CACHE_DIR.get()
     if env:
         return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = settings.XDG_CACHE_HOME.get() or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "ascend_compat"
 
 
