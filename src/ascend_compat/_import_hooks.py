@@ -15,9 +15,10 @@ import sys
 import threading
 from collections.abc import Sequence
 from types import ModuleType
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
-Callback = Callable[[ModuleType], None]
+if TYPE_CHECKING:  # a runtime alias costs a typing subscription on activate()'s path
+    Callback = Callable[[ModuleType], None]
 
 _LOCK = threading.RLock()
 _HOOKS: dict[str, list[Callback]] = {}

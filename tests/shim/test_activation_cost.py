@@ -239,3 +239,45 @@ def test_cuda_api_json_is_parsed_once():
     patches.cuda_api_table()
     patches.submodule_functions({})
     assert patches._cuda_api_data.cache_info().hits == hits + 2
+
+
+def test_activation_defers_what_it_does_not_need_and_it_still_works_when_used():
+    # Issue 15 (first activation <= 5 ms): the built-in backends whose adapter is absent are not imported, nor is
+    # torch.utils._device (the default-device machinery); a default device set afterwards still reaches the
+    # factories, which the shim wraps, and everything comes back on deactivation.
+    proc = run_python(
+        """
+import sys, torch
+import ascend_compat
+from ascend_compat import _import_hooks
+meta_path = list(sys.meta_path)
+ascend_compat.activate()
+print(sorted(m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("ascend_compat.backends.")))
+print("torch.utils._device" in sys.modules)
+torch.set_default_device("meta")
+print(torch.zeros(2).device, torch.empty(1).device, torch.arange(3).device)
+torch.set_default_device(None)
+with torch.device("meta"):
+    print(torch.ones(2).device)
+ascend_compat.deactivate()
+import torch.utils._device as d
+print(d._device_constructors.__module__, torch.zeros in d._device_constructors())
+print(sys.meta_path == meta_path, _import_hooks.pending())
+from ascend_compat import backends
+print([b.name for b in backends.DETECTION_ORDER], backends.NPUBackend.adapter_module)
+""",
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert lines[0] == "['_entry_point_cache', 'cpu', 'mps', 'registry', 'xpu']", lines[0]
+    assert lines[1:6] == ["False", "meta meta meta", "meta", "torch.utils._device True", "True {}"], lines
+    assert lines[6] == "['npu', 'mlu', 'musa', 'xpu', 'mps', 'cpu'] torch_npu", lines[6]
+
+
+def test_the_builtin_backend_data_matches_the_classes():
+    from ascend_compat.backends import registry
+
+    assert [name for name, _, _ in registry.BUILTIN_BACKENDS][-1] == "cpu"
+    for name, path, adapter in registry.BUILTIN_BACKENDS:
+        cls = registry._import_class(path)
+        assert (cls.name, cls.adapter_module) == (name, adapter), path

@@ -49,3 +49,14 @@ def test_non_floating_npu_type_is_refused_in_torchs_words(restore_default_type):
     with pytest.raises(TypeError, match="only floating-point types"):
         torch.set_default_tensor_type(torch.npu.IntTensor)
     assert torch.zeros(1).device.type == "cpu"
+
+
+def test_constructor_hook_only_while_an_npu_type_is_the_default(restore_default_type):
+    torch = restore_default_type
+    assert "__new__" not in torch.Tensor.__dict__
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.set_default_tensor_type(torch.npu.FloatTensor)
+        assert "__new__" in torch.Tensor.__dict__
+        torch.set_default_tensor_type(torch.FloatTensor)
+    assert "__new__" not in torch.Tensor.__dict__

@@ -4,25 +4,21 @@ Every backend is a :class:`~ascend_compat.backends.registry.BackendInfo` subclas
 module, collective backend, visible-devices variable, display name, ``accelerator``, and the methods for what
 differs: ``is_available()``, ``device_module()`` (what ``torch.cuda.*`` becomes), ``autocast_bf16()``). The
 built-in ones live one per file (``npu.py``, ``mlu.py``, ``musa.py``, ``xpu.py``, ``mps.py``, ``cpu.py``) and are
-registered here, in detection order; to add one, write the subclass (e.g. in ``backends/myvendor.py``) and
-``register`` it below, or ship it from another distribution through the
-``ascend_compat.backends`` entry-point group. ``detect()`` walks the order once.
+listed, in detection order, in :data:`~ascend_compat.backends.registry.BUILTIN_BACKENDS` (data: name, module,
+adapter); to add one, write the subclass (e.g. in ``backends/myvendor.py``) and list it there, or ``register`` it,
+or ship it from another distribution through the ``ascend_compat.backends`` entry-point group. ``detect()`` walks
+the order once, importing a built-in's module only when its adapter is installed; the backend classes, the
+detection order and the registry are imported on first use (``from ascend_compat.backends import NPUBackend``).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from ascend_compat.backends.cpu import CPUBackend
-from ascend_compat.backends.mlu import MLUBackend
-from ascend_compat.backends.mps import MPSBackend
-from ascend_compat.backends.musa import MUSABackend
-from ascend_compat.backends.npu import NPUBackend
+from ascend_compat.backends import registry
 from ascend_compat.backends.registry import (
-    _BUILTIN_NAMES,
-    _REGISTRY,
-    DETECTION_ORDER,
+    BUILTIN_BACKENDS,
     ENTRY_POINT_GROUP,
     BackendInfo,
     all_backends,
@@ -30,7 +26,14 @@ from ascend_compat.backends.registry import (
     load_entry_points,
     register,
 )
-from ascend_compat.backends.xpu import XPUBackend
+
+if TYPE_CHECKING:
+    from ascend_compat.backends.cpu import CPUBackend
+    from ascend_compat.backends.mlu import MLUBackend
+    from ascend_compat.backends.mps import MPSBackend
+    from ascend_compat.backends.musa import MUSABackend
+    from ascend_compat.backends.npu import NPUBackend
+    from ascend_compat.backends.xpu import XPUBackend
 
 __all__ = [
     "DETECTION_ORDER",
@@ -53,12 +56,19 @@ __all__ = [
 #: The former name of the base class, kept for backends written against it.
 Backend = BackendInfo
 
+_BUILTIN = frozenset(name for name, _, _ in BUILTIN_BACKENDS)
+_CLASSES = {path.rpartition(":")[2]: name for name, path, _ in BUILTIN_BACKENDS}
 
-# The built-in backends, in detection order (CPU last). Register a new backend here, before the CPU fallback.
-for _backend in (NPUBackend, MLUBackend, MUSABackend, XPUBackend, MPSBackend, CPUBackend):
-    register(_backend, before=None)
-_BUILTIN = frozenset(_REGISTRY)
-_BUILTIN_NAMES.update(_BUILTIN)
+
+def __getattr__(name: str) -> Any:
+    # The backend classes, the detection order and the registry load on first use: detection imports only the
+    # modules of the backends it finds installed.
+    if name in _CLASSES:
+        return registry.builtin(_CLASSES[name])
+    if name in ("DETECTION_ORDER", "_REGISTRY"):
+        registry.ensure_builtins()
+        return getattr(registry, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Detection:
@@ -121,14 +131,39 @@ def detect(override: Optional[str] = None) -> Detection:
     native = _native_cuda()
     if native:
         return Detection(None, f"real {native} is present: the shim stays inactive", native_cuda=True)
-    for backend in [b for b in DETECTION_ORDER if b is not CPUBackend] + [None, CPUBackend]:
-        if backend is None:  # built-in accelerators exhausted: now the third-party ones
-            load_entry_points(cached=True)
-            for extra in [b for b in DETECTION_ORDER if b.name not in _BUILTIN and b is not CPUBackend]:
-                if extra.installed() and extra.available():
-                    return Detection(extra, f"{extra.adapter_module or extra.name} found (entry point)")
-            continue
+    if registry.builtins_loaded():  # something was listed or registered: walk the registry itself
+        return _detect_registered()
+    for name, _, adapter in BUILTIN_BACKENDS[:-1]:
+        if adapter is not None and not registry.adapter_present(adapter):
+            continue  # not installed: its module is not even imported
+        backend = registry.builtin(name)
         if backend.installed() and backend.available():
-            reason = "no accelerator found" if not backend.accelerator else f"{backend.adapter_module or 'torch'} found"
-            return Detection(backend, reason)
-    return Detection(CPUBackend, "no accelerator found")
+            return Detection(backend, _found(backend))
+    return _entry_point_or_cpu()
+
+
+def _found(backend: type[BackendInfo]) -> str:
+    return "no accelerator found" if not backend.accelerator else f"{backend.adapter_module or 'torch'} found"
+
+
+def _builtin_cpu() -> type[BackendInfo]:
+    return registry._import_class(BUILTIN_BACKENDS[-1][1])
+
+
+def _detect_registered() -> Detection:
+    cpu = _builtin_cpu()
+    for backend in [b for b in registry.DETECTION_ORDER if b is not cpu]:
+        if backend.installed() and backend.available():
+            return Detection(backend, _found(backend))
+    return _entry_point_or_cpu()
+
+
+def _entry_point_or_cpu() -> Detection:
+    """Built-in accelerators exhausted: now the third-party ones (registering one loads the built-ins)."""
+    load_entry_points(cached=True)
+    cpu = _builtin_cpu()
+    if registry.builtins_loaded():
+        for extra in [b for b in registry.DETECTION_ORDER if b.name not in _BUILTIN and b is not cpu]:
+            if extra.installed() and extra.available():
+                return Detection(extra, f"{extra.adapter_module or extra.name} found (entry point)")
+    return Detection(cpu, "no accelerator found")

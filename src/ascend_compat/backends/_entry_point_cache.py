@@ -26,7 +26,7 @@ from typing import Any
 __all__ = ["cache_file", "group_may_be_declared"]
 
 _VERSION = 1
-_MAX_DIRS = 256
+_MAX_DIRS = 64
 #: A directory modified less than this long ago is scanned but not cached (file times are coarse).
 _RACY_NS = 3_000_000_000
 _METADATA_SUFFIXES = (".dist-info", ".egg-info")
@@ -55,8 +55,9 @@ def _read(path: str) -> dict[str, Any]:
 def _write(path: str, dirs: dict[str, Any]) -> None:
     import json
 
-    if len(dirs) > _MAX_DIRS:  # keep the most recently added
-        dirs = dict(list(dirs.items())[-_MAX_DIRS:])
+    # Only directories that still exist (test runs and virtual environments come and go: every process reads
+    # this file), and at most the _MAX_DIRS most recently added.
+    dirs = dict([(path, hit) for path, hit in dirs.items() if os.path.isdir(path)][-_MAX_DIRS:])
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)

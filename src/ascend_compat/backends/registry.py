@@ -9,6 +9,10 @@ another distribution, an entry point in the ``ascend_compat.backends`` group nam
     [project.entry-points."ascend_compat.backends"]
     myvendor = "myvendor_compat:MyVendorBackend"
 
+The built-in backends are listed as data in :data:`BUILTIN_BACKENDS` (name, ``"module:Class"``, adapter module):
+detection imports a built-in's module only when its adapter module is installed (or it has none), so a process
+pays for the backends it can use; listing or registering backends imports them all, in that order.
+
 Entry points are loaded on first need (``all_backends()``, ``get_backend()``, or detection once no built-in
 accelerator answers); one that fails to load is skipped with a warning. Detection and ``get_backend()`` of a
 built-in name scan the installed distributions only when a cached check says one may declare the group.
@@ -23,7 +27,8 @@ import sys
 import threading
 from typing import ClassVar, Optional
 
-__all__ = ["DETECTION_ORDER", "ENTRY_POINT_GROUP", "BackendInfo", "all_backends", "get_backend", "register"]
+__all__ = ["BUILTIN_BACKENDS", "DETECTION_ORDER", "ENTRY_POINT_GROUP", "BackendInfo", "all_backends", "builtin",
+           "get_backend", "register"]
 
 log = logging.getLogger("ascend_compat")
 ENTRY_POINT_GROUP = "ascend_compat.backends"
@@ -47,12 +52,7 @@ class BackendInfo:
     @classmethod
     def installed(cls) -> bool:
         """Cheap check (no heavy import): the adapter module can be found, or torch has the device natively."""
-        if cls.adapter_module is None:
-            return True
-        try:
-            return cls.adapter_module in sys.modules or importlib.util.find_spec(cls.adapter_module) is not None
-        except (ImportError, ValueError):
-            return False
+        return cls.adapter_module is None or adapter_present(cls.adapter_module)
 
     @classmethod
     def load(cls) -> None:
@@ -97,13 +97,68 @@ class BackendInfo:
         return cls.display_name or cls.description or cls.name
 
 
-#: One detection order, defined once (``register`` keeps it). CUDA/ROCm are checked first by ``detect``.
+def adapter_present(module: str) -> bool:
+    """Whether an adapter module is imported or importable (found, not imported)."""
+    try:
+        return module in sys.modules or importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+#: The built-in backends, in detection order (CPU last): name, ``"module:Class"``, adapter module (None: a device
+#: torch has natively, whose ``installed()`` asks torch). To add one, write its module and list it here, before
+#: the CPU fallback.
+BUILTIN_BACKENDS: tuple[tuple[str, str, Optional[str]], ...] = (
+    ("npu", "ascend_compat.backends.npu:NPUBackend", "torch_npu"),
+    ("mlu", "ascend_compat.backends.mlu:MLUBackend", "torch_mlu"),
+    ("musa", "ascend_compat.backends.musa:MUSABackend", "torch_musa"),
+    ("xpu", "ascend_compat.backends.xpu:XPUBackend", None),
+    ("mps", "ascend_compat.backends.mps:MPSBackend", None),
+    ("cpu", "ascend_compat.backends.cpu:CPUBackend", None),
+)
+
+#: One detection order, defined once (``register`` keeps it; :func:`ensure_builtins` fills in the built-ins first).
+#: CUDA/ROCm are checked first by ``detect``.
 DETECTION_ORDER: list[type[BackendInfo]] = []
 _REGISTRY: dict[str, type[BackendInfo]] = {}
 _LOCK = threading.RLock()
 _ENTRY_POINTS_LOADED = False
-#: The names registered by ascend_compat.backends itself (filled there).
-_BUILTIN_NAMES: set[str] = set()
+_BUILTINS_LOADED = False
+#: The names of the built-in backends.
+_BUILTIN_NAMES: set[str] = {name for name, _, _ in BUILTIN_BACKENDS}
+
+
+def _import_class(path: str) -> type[BackendInfo]:
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
+
+
+def builtin(name: str) -> type[BackendInfo]:
+    """The backend registered under a built-in name, importing only its own module while the built-ins are not
+    all loaded (detection's path)."""
+    if _BUILTINS_LOADED:
+        return _REGISTRY[name]
+    return _import_class(next(path for n, path, _ in BUILTIN_BACKENDS if n == name))
+
+
+def builtins_loaded() -> bool:
+    """Whether the registry holds the built-ins (anything listed or registered since the process started)."""
+    return _BUILTINS_LOADED
+
+
+def ensure_builtins() -> None:
+    """Import and register every built-in backend, in :data:`BUILTIN_BACKENDS` order (once per process)."""
+    global _BUILTINS_LOADED
+    if _BUILTINS_LOADED:
+        return
+    classes = [_import_class(path) for _, path, _ in BUILTIN_BACKENDS]
+    with _LOCK:
+        if _BUILTINS_LOADED:
+            return
+        _BUILTINS_LOADED = True
+        for backend in classes:  # register() loads these first: the registry is still empty here
+            _REGISTRY[_check(backend).name] = backend
+            DETECTION_ORDER.append(backend)
 
 
 def _check(backend: object) -> type[BackendInfo]:
@@ -123,6 +178,7 @@ def register(backend: type[BackendInfo], before: Optional[str] = "cpu") -> type[
     fallback; None or an unknown name: last). A backend of the same name is replaced where it stood. Returns the
     class, so ``@register`` works as a decorator."""
     _check(backend)
+    ensure_builtins()
     with _LOCK:
         old = _REGISTRY.get(backend.name)
         _REGISTRY[backend.name] = backend
@@ -167,6 +223,7 @@ def load_entry_points(*, cached: bool = False) -> None:
 
 def all_backends() -> list[type[BackendInfo]]:
     """Every registered backend, entry points included, in detection order."""
+    ensure_builtins()
     load_entry_points()
     return list(DETECTION_ORDER)
 
@@ -174,6 +231,7 @@ def all_backends() -> list[type[BackendInfo]]:
 def get_backend(name: str) -> type[BackendInfo]:
     """The backend registered as ``name``. For a built-in name the entry points are scanned only when some
     distribution may declare one (one could replace a built-in of the same name)."""
+    ensure_builtins()
     load_entry_points(cached=name in _BUILTIN_NAMES)
     try:
         return _REGISTRY[name]

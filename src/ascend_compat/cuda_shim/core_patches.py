@@ -10,8 +10,11 @@ torch.cuda replacements in :mod:`~ascend_compat.cuda_shim.cuda_functions`, distr
 
 from __future__ import annotations
 
+import functools
 import os
-from typing import Any, Callable
+import sys
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable
 
 from ascend_compat._value import FieldValue
 from ascend_compat.cuda_shim import cuda_functions, devices, patches
@@ -49,7 +52,8 @@ class Plan:
             self.item(self.builtins, id(value), op, f"torch.jit builtin {op}")
 
 
-ApplyFn = Callable[[Plan, Any, Any], None]
+if TYPE_CHECKING:  # a runtime alias costs a typing subscription on activate()'s path
+    ApplyFn = Callable[[Plan, Any, Any], None]
 
 
 class CorePatch(FieldValue):
@@ -115,14 +119,12 @@ def _dataloader(plan: Plan, torch: Any, backend: Any) -> None:
 
 
 def _factories(plan: Plan, torch: Any, backend: Any) -> None:
-    unpinned = None
-    if not backend.accelerator:
-        from ascend_compat.cuda_shim.fallback import unpinned
+    host = not backend.accelerator  # CPU fallback: the same wrapper also drops pin_memory=True
     for name in patches.FACTORIES:
-        if hasattr(torch, name):
-            fn, label = getattr(torch, name), f"torch.{name}(device=cuda)"
-            wrapper = patches._device_kw(fn, label)
-            plan.patch(torch, name, wrapper if unpinned is None else unpinned(fn, f"torch.{name}", wrapper))
+        fn = getattr(torch, name, None)
+        if fn is not None:
+            unpin = f"torch.{name}(pin_memory)" if host else None
+            plan.patch(torch, name, patches._device_kw(fn, f"torch.{name}(device=cuda)", unpin))
 
 
 def _tensor_new(plan: Plan, torch: Any, backend: Any) -> None:
@@ -238,20 +240,44 @@ CORE_PATCHES: tuple[CorePatch, ...] = (
 )  # fmt: skip
 
 
+_DEVICE_MODULE = "torch.utils._device"
+
+
+def _default_device_constructors(ledger: Ledger) -> None:
+    """torch caches, on first use, the set of factory functions that a default device (``set_default_device``,
+    ``with torch.device(...)``) applies to; it must hold torch's own factories (which our wrappers call), never
+    the wrappers. Already imported: compute it now, before patching. Not yet (nothing used a default device, and
+    importing it costs ~0.2 ms on activate()'s path): when it is imported while the shim is active, its set is
+    fixed to the originals of whatever stands in torch's namespace then."""
+    module = sys.modules.get(_DEVICE_MODULE)
+    if module is not None:
+        module._device_constructors()
+        return
+    from ascend_compat import _import_hooks
+
+    def hook(imported: ModuleType) -> None:
+        raw = getattr(getattr(imported, "_device_constructors", None), "__wrapped__", None)
+        if raw is None:
+            return
+
+        @functools.lru_cache(1)
+        def _device_constructors() -> set[Any]:
+            originals = {id(rec.replacement): rec.original for rec in ledger.records if rec.kind == "attr"}
+            return {originals.get(id(fn), fn) for fn in raw()}
+
+        ledger.setattr(imported, "_device_constructors", _device_constructors, "torch.utils._device constructors")
+
+    ledger.call(lambda: _import_hooks.when_imported(_DEVICE_MODULE, hook),
+                lambda: _import_hooks.cancel(_DEVICE_MODULE, hook), "import hook: torch.utils._device")  # fmt: skip
+
+
 def apply(ledger: Ledger, backend: Any) -> None:
     """Point the target at ``backend`` and apply every core patch that applies to it, through ``ledger``."""
     import torch
     import torch.nn  # torch.nn.Module
 
     devices.reset_caches()
-    try:
-        # torch caches the set of factory functions that set_default_device intercepts on first use; compute it
-        # now, so it holds torch's own factories (which our wrappers call) rather than the wrappers.
-        from torch.utils._device import _device_constructors
-
-        _device_constructors()
-    except ImportError:
-        pass
+    _default_device_constructors(ledger)
     ledger.setattr(TARGET, "backend", backend)
     ledger.setattr(TARGET, "device_type", backend.device_type)
     ledger.setattr(TARGET, "accelerator", bool(backend.accelerator))

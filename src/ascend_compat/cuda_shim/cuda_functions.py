@@ -12,10 +12,9 @@ import inspect
 import json
 import os
 import sys
-from importlib import resources
 from typing import Any, Callable, Optional
 
-from ascend_compat.cuda_shim.devices import TARGET, count, map_device, target_device
+from ascend_compat.cuda_shim.devices import TARGET, count, map_device, target_device, wrapping, wraps
 
 
 class UnsupportedCudaAPIError(RuntimeError):
@@ -24,8 +23,17 @@ class UnsupportedCudaAPIError(RuntimeError):
 
 @functools.lru_cache(maxsize=1)
 def _cuda_api_data() -> dict[str, Any]:
-    """``cuda_api.json``, read and parsed once per process (package data does not change under a running shim)."""
-    text = resources.files("ascend_compat.cuda_shim").joinpath("cuda_api.json").read_text("utf-8")
+    """``cuda_api.json``, read and parsed once per process (package data does not change under a running shim).
+
+    Read beside this file when it is a file (a plain open costs half of ``importlib.resources`` on activation's
+    path), through ``importlib.resources`` otherwise (a zip)."""
+    try:
+        with open(os.path.join(os.path.dirname(__file__), "cuda_api.json"), encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        from importlib import resources
+
+        text = resources.files("ascend_compat.cuda_shim").joinpath("cuda_api.json").read_text("utf-8")
     return dict(json.loads(text))
 
 
@@ -75,24 +83,31 @@ LEGACY_DTYPES = {
 }  # fmt: skip
 
 
+class _LegacyMeta(type):
+    """The metaclass of the legacy tensor types: one for all of them (each type carries its ``dtype``)."""
+
+    dtype: Any
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        import torch
+
+        return isinstance(obj, torch.Tensor) and obj.dtype == cls.dtype and obj.device.type == TARGET.device_type
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        import torch
+
+        count(f"torch.cuda.{cls.__name__}")
+        if len(args) == 1 and not isinstance(args[0], int):
+            return torch.as_tensor(args[0], dtype=cls.dtype, device=target_device())
+        return torch.empty(*args, dtype=cls.dtype, device=target_device())
+
+
 def _legacy_tensor_type(name: str, dtype: Any) -> type:
     """``torch.cuda.FloatTensor`` and friends: build tensors of that dtype on the target; isinstance works.
 
     Like CUDA's tensor types they carry ``dtype`` and ``is_cuda``; ``torch.set_default_tensor_type`` reads them
     (see :func:`set_default_tensor_type`).
     """
-    import torch
-
-    class _LegacyMeta(type):
-        def __instancecheck__(cls, obj: Any) -> bool:
-            return isinstance(obj, torch.Tensor) and obj.dtype == dtype and obj.device.type == TARGET.device_type
-
-        def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-            count(f"torch.cuda.{name}")
-            if len(args) == 1 and not isinstance(args[0], int):
-                return torch.as_tensor(args[0], dtype=dtype, device=target_device())
-            return torch.empty(*args, dtype=dtype, device=target_device())
-
     attrs = {
         "__module__": "torch.cuda",
         "__doc__": f"Legacy {dtype} tensor type on the target.",
@@ -111,7 +126,7 @@ def set_default_tensor_type(original: Callable[..., Any]) -> Callable[..., Any]:
     """``torch.set_default_tensor_type(torch.cuda.HalfTensor)`` (or its name): default dtype, and the target as
     default device when it is an accelerator, as CUDA does; non-floating types are refused in torch's words."""
 
-    @functools.wraps(original)
+    @wrapping(original)
     def wrapper(t: Any, /) -> None:
         import warnings
 
@@ -289,7 +304,7 @@ def _table_entries(backend_module: Any, table: dict[str, dict[str, str]]) -> dic
         kind = entry["kind"]
         if entry.get("delegate") == "backend":  # the backend's own, or a clear refusal (never a made-up answer)
             own = getattr(backend_module, name, None)
-            out[name] = own if callable(own) else _unsupported(name, entry, None)
+            out[name] = own if callable(own) else _refusal_like(name, entry, getattr(torch.cuda, name, None))
         elif kind == "direct":
             out[name] = getattr(backend_module, name)
         elif kind == "unsupported":
@@ -383,12 +398,22 @@ def _is_available(available: bool, native: Callable[[], bool]) -> Callable[[], b
 
 
 def _counted(label: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         count(label)
         return fn(*args, **kwargs)
 
-    return wrapper
+    return wraps(wrapper, fn)
+
+
+def _refusal_like(name: str, entry: dict[str, str], cuda_fn: Any) -> Any:
+    """A refusal with CUDA's signature, for a name the backend may or may not provide (``delegate: backend``).
+
+    It names the CUDA function as ``__wrapped__``, so ``inspect.signature`` reads CUDA's own parameters when
+    asked, instead of an adapter computing them on every activation."""
+    raiser = _unsupported(name, entry, None)
+    if callable(cuda_fn) and not isinstance(cuda_fn, type):
+        raiser.__wrapped__ = cuda_fn
+    return raiser
 
 
 def _unsupported(name: str, entry: dict[str, str], original: Any) -> Any:

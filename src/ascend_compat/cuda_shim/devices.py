@@ -7,7 +7,7 @@ int ordinal in a device position is translated. ``"/data/cuda_ckpt.pt"`` is just
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, Callable
 
 _NOT_CUDA = object()
 
@@ -149,3 +149,27 @@ def _cuda_tags_to_target(storage: Any, location: str) -> Any:
             return storage
         return storage.to(target) if hasattr(storage, "to") else storage
     return None  # let torch restore other locations as usual
+
+
+# -- wrapping (shared by every module of the shim that wraps a torch function) ---------------------------------
+
+_ABSENT = object()
+
+
+def wraps(wrapper: Callable[..., Any], fn: Any) -> Callable[..., Any]:
+    """What ``functools.wraps(fn)(wrapper)`` does (name, qualname, module, doc, annotations, attributes,
+    ``__wrapped__``), without its partial object and exceptions: activation wraps a few dozen functions."""
+    for attr in ("__module__", "__name__", "__qualname__", "__doc__", "__annotations__"):
+        value = getattr(fn, attr, _ABSENT)
+        if value is not _ABSENT:
+            setattr(wrapper, attr, value)
+    own = getattr(fn, "__dict__", None)
+    if own:
+        wrapper.__dict__.update(own)
+    wrapper.__wrapped__ = fn  # type: ignore[attr-defined]
+    return wrapper
+
+
+def wrapping(fn: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``@wrapping(fn)``: the decorator form of :func:`wraps` (``functools.wraps``, cheaper)."""
+    return lambda wrapper: wraps(wrapper, fn)

@@ -4,13 +4,13 @@ take CUDA devices, and process groups are torn down before interpreter exit (glo
 from __future__ import annotations
 
 import atexit
-import functools
 import time
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from ascend_compat.cuda_shim.devices import TARGET, count, map_device
+from ascend_compat.cuda_shim.devices import TARGET, count, map_device, wrapping
 
-Patch = Callable[[Any, str, Any], None]
+if TYPE_CHECKING:  # a runtime alias costs a typing subscription on activate()'s path
+    Patch = Callable[[Any, str, Any], None]
 
 _EXIT_HOOK: list[bool] = []
 
@@ -48,7 +48,7 @@ def _register_exit_hook() -> None:
 
 
 def _init_process_group(original: Callable[..., Any], collective: str) -> Callable[..., Any]:
-    @functools.wraps(original)
+    @wrapping(original)
     def init_process_group(backend: Any = None, *args: Any, **kwargs: Any) -> Any:
         if not TARGET.active:
             return original(backend, *args, **kwargs)
@@ -72,7 +72,7 @@ def _init_process_group(original: Callable[..., Any], collective: str) -> Callab
 
 
 def _ddp_init(original: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(original)
+    @wrapping(original)
     def __init__(self: Any, module: Any, device_ids: Any = None, output_device: Any = None, *args: Any, **kw: Any):  # noqa: N807
         if TARGET.active and not TARGET.accelerator and (device_ids is not None or output_device is not None):
             # CUDA ordinals all mean the one CPU, and DDP wants no device_ids for CPU modules.

@@ -10,22 +10,22 @@ With ``false`` none of this is patched and ``torch.accelerator`` answers as torc
 Pinned memory needs an accelerator's host allocator, which a CPU-only torch lacks ("Cannot access accelerator
 device when none is available"). There is nothing to copy to, so pinning is a no-op: ``Tensor.pin_memory()``
 returns the tensor, ``DataLoader(pin_memory=True)`` does not pin, factories given ``pin_memory=True`` allocate
-ordinary memory.
+ordinary memory (their one ``device=`` wrapper drops it: :func:`~ascend_compat.cuda_shim.patches._device_kw`).
 """
 
 from __future__ import annotations
 
-import functools
 import sys
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from ascend_compat.cuda_shim.devices import TARGET, count
+from ascend_compat.cuda_shim.devices import TARGET, count, wrapping
 
-Patch = Callable[[Any, str, Any], None]
+if TYPE_CHECKING:  # a runtime alias costs a typing subscription on activate()'s path
+    Patch = Callable[[Any, str, Any], None]
 
 
 def _pin_memory(original: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(original)
+    @wrapping(original)
     def pin_memory(self: Any, device: Any = None) -> Any:
         """``Tensor.pin_memory()`` on CPU fallback: the tensor itself (there is no device to pin for)."""
         if not TARGET.active:
@@ -34,19 +34,6 @@ def _pin_memory(original: Callable[..., Any]) -> Callable[..., Any]:
         return self
 
     return pin_memory
-
-
-def unpinned(fn: Callable[..., Any], label: str, inner: Callable[..., Any]) -> Callable[..., Any]:
-    """``inner`` (a ``device=`` wrapper of ``fn``) that also drops ``pin_memory=True``."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if TARGET.active and kwargs.get("pin_memory"):
-            del kwargs["pin_memory"]
-            count(f"{label}(pin_memory)")
-        return inner(*args, **kwargs)
-
-    return wrapper
 
 
 def caller_is_torch() -> bool:
@@ -115,7 +102,7 @@ def _accelerator_functions(accelerator: Any, torch: Any) -> dict[str, Any]:
 
 
 def _no_exchange(original: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(original)
+    @wrapping(original)
     def method(self: Any, *exc: Any) -> Any:
         """``torch.accelerator.device_index(i)`` on the one CPU: nothing to switch."""
         return None if TARGET.active else original(self, *exc)

@@ -21,9 +21,15 @@ from __future__ import annotations
 
 import signal
 import threading
+
+try:  # signal's own C functions: the module's wrappers look each handler up in an enum first (~0.1 ms cold)
+    from _signal import getsignal as _getsignal  # type: ignore[import-not-found]
+    from _signal import signal as _setsignal  # type: ignore[import-not-found]
+except ImportError:  # another Python implementation
+    _getsignal, _setsignal = signal.getsignal, signal.signal
 from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ascend_compat._value import FieldValue
 
@@ -119,7 +125,7 @@ def signals_deferred() -> Iterator[SignalGuard]:
         yield _NO_GUARD
         return
     try:
-        previous = signal.getsignal(signal.SIGINT)
+        previous = _getsignal(signal.SIGINT)
     except (ValueError, AttributeError):  # no signal support here
         previous = None
     if isinstance(previous, _Deferred):  # an enclosing block defers already
@@ -129,7 +135,7 @@ def signals_deferred() -> Iterator[SignalGuard]:
         yield _NO_GUARD
         return
     deferred = _Deferred()
-    signal.signal(signal.SIGINT, deferred)
+    _setsignal(signal.SIGINT, deferred)
     guard = SignalGuard(deferred)
     try:
         yield guard
@@ -138,14 +144,15 @@ def signals_deferred() -> Iterator[SignalGuard]:
             if deferred.hit is not None and guard.rollback is not None:
                 guard.rollback()
         finally:
-            signal.signal(signal.SIGINT, previous)
+            _setsignal(signal.SIGINT, previous)
             if deferred.hit is not None:
                 previous(*deferred.hit)  # the program's handler, now (the default raises KeyboardInterrupt)
 
 
 # --- the ledger -----------------------------------------------------------------------------------------------------
 
-Step = Callable[[str, str], None]
+if TYPE_CHECKING:  # a runtime alias costs a typing subscription on activate()'s path
+    Step = Callable[[str, str], None]
 
 
 def _raw(owner: Any, name: str) -> Any:
@@ -208,7 +215,12 @@ class Ledger:
         with self._lock:
             original = _raw(owner, name)
             rec = PatchRecord(owner, name, original, value, False, label or name)
-            self._add(rec)
+            key = (id(owner), name, False)  # rec.key(), inline: activation records a few hundred of these
+            if self._step is not None or key in self._keys or type(name) is not str:
+                self._add(rec)
+            else:
+                self._records.append(rec)
+                self._keys.add(key)
             try:
                 setattr(owner, name, value)
                 if self._step is not None:

@@ -7,9 +7,8 @@ across ``deactivate()`` (or a thread racing it) gets torch's behaviour, never a 
 
 from __future__ import annotations
 
-import functools
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from ascend_compat.cuda_shim.cuda_functions import (
     UnsupportedCudaAPIError,
@@ -20,7 +19,7 @@ from ascend_compat.cuda_shim.cuda_functions import (
     set_default_tensor_type,
     submodule_functions,
 )
-from ascend_compat.cuda_shim.devices import TARGET, count, map_device, target_device
+from ascend_compat.cuda_shim.devices import TARGET, count, map_device, target_device, wrapping, wraps
 from ascend_compat.cuda_shim.devices import map_location as _map_location
 
 # Factories and other functions that take ``device=`` as a keyword.
@@ -41,13 +40,34 @@ def _map_device_kw(kwargs: dict[str, Any], label: str) -> None:
             count(label)
 
 
-def _device_kw(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
-    """Functions and methods taking ``device=`` as a keyword (``self`` passes through in ``args``)."""
+def _device_kw(fn: Callable[..., Any], label: str, unpin: Optional[str] = None) -> Callable[..., Any]:
+    """Functions and methods taking ``device=`` as a keyword (``self`` passes through in ``args``).
 
-    @functools.wraps(fn)
+    ``unpin`` (CPU fallback's factories: the counter label): the same one wrapper also drops ``pin_memory=True``,
+    as there is no accelerator to pin for (see :mod:`~ascend_compat.cuda_shim.fallback`)."""
+    if unpin is not None:
+        return wraps(_device_kw_unpinned(fn, label, unpin), fn)
+
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if TARGET.active:
             d = kwargs.get("device")  # inline: a call of _map_device_kw costs more than the whole check
+            if d is not None:
+                mapped = map_device(d)
+                if mapped is not d:
+                    kwargs["device"] = mapped
+                    count(label)
+        return fn(*args, **kwargs)
+
+    return wraps(wrapper, fn)
+
+
+def _device_kw_unpinned(fn: Callable[..., Any], label: str, unpin: str) -> Callable[..., Any]:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if TARGET.active:
+            if kwargs.get("pin_memory"):
+                del kwargs["pin_memory"]
+                count(unpin)
+            d = kwargs.get("device")
             if d is not None:
                 mapped = map_device(d)
                 if mapped is not d:
@@ -61,7 +81,7 @@ def _device_kw(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
 def _positional_device(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
     """``Tensor.to`` / ``Module.to``: the device may be the first positional argument or ``device=``."""
 
-    @functools.wraps(fn)
+    @wrapping(fn)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         if not TARGET.active:  # a reference kept past deactivate(), or a thread racing it: torch's own
             return fn(self, *args, **kwargs)
@@ -107,7 +127,7 @@ def _tensor_is_cuda(original: Any) -> property:
 
 
 def _module_cuda(original: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(original)
+    @wrapping(original)
     def cuda(self: Any, device: Any = None) -> Any:
         if not TARGET.active:
             return original(self, device)
@@ -192,7 +212,7 @@ def _make_generator_proxy(real: type) -> type:
 def _first_arg_device(fn: Callable[..., Any], label: str, key: str) -> Callable[..., Any]:
     """Map a device (or device-type string) given as the first argument or as ``key=``."""
 
-    @functools.wraps(fn)
+    @wrapping(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if not TARGET.active:
             return fn(*args, **kwargs)
@@ -219,7 +239,7 @@ def _first_arg_device(fn: Callable[..., Any], label: str, key: str) -> Callable[
 def _self_first_arg_device(fn: Callable[..., Any], label: str, key: str) -> Callable[..., Any]:
     inner = _first_arg_device(lambda *a, **k: (a, k), label, key)
 
-    @functools.wraps(fn)
+    @wrapping(fn)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         if TARGET.active:
             args, kwargs = inner(*args, **kwargs)
@@ -230,7 +250,7 @@ def _self_first_arg_device(fn: Callable[..., Any], label: str, key: str) -> Call
 
 
 def _dataloader_init(original: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(original)
+    @wrapping(original)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807
         if not TARGET.active:
             return original(self, *args, **kwargs)  # type: ignore[no-any-return]
@@ -260,7 +280,7 @@ def _reduce_device(dev: Any) -> tuple[Any, tuple[Any, ...]]:
 
 
 def _autocast_init(original: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(original)
+    @wrapping(original)
     def __init__(self: Any, device_type: str, dtype: Any = None, enabled: bool = True, cache_enabled: Any = None):  # noqa: N807
         if device_type == "cuda" and TARGET.active:
             count("autocast")
@@ -286,7 +306,7 @@ def _amp_dtype(dtype: Any) -> Any:
 
 
 def _grad_scaler_init(original: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(original)
+    @wrapping(original)
     def __init__(self: Any, device: str = "cuda", *args: Any, **kwargs: Any) -> None:  # noqa: N807
         if device == "cuda" and TARGET.active:
             count("GradScaler")
@@ -297,7 +317,7 @@ def _grad_scaler_init(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _torch_load(original: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(original)
+    @wrapping(original)
     def load(f: Any, map_location: Any = None, *args: Any, **kwargs: Any) -> Any:
         if not TARGET.active:
             return original(f, map_location, *args, **kwargs)

@@ -10,8 +10,9 @@ fails part-way (or whose implementation fails to import) leaves nothing behind a
 Deactivation restores the ledger, which undoes every applied patch, and cancels the hooks still waiting.
 
 The flash_attn drop-in is the one exception that must be in place before any import: on an NPU, ``install()`` puts
-a small finder first on ``sys.meta_path`` that loads :mod:`~ascend_compat.ecosystem.flash_attn_provider` on the
-first question about ``flash_attn`` (an import, or its distribution metadata).
+a small finder (:mod:`~ascend_compat.ecosystem.drop_in`) first on ``sys.meta_path`` that loads
+:mod:`~ascend_compat.ecosystem.flash_attn_provider` on the first question about ``flash_attn`` (an import, or its
+distribution metadata).
 """
 
 from __future__ import annotations
@@ -19,25 +20,24 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-import sys
 import threading
-from collections.abc import Iterable, Sequence
 from types import ModuleType
-from typing import Any, Callable, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from ascend_compat import _import_hooks
 from ascend_compat._value import FieldValue
 from ascend_compat.cuda_shim.ledger import Ledger
 
-__all__ = ["PATCHES", "DropInFinder", "LibraryPatch", "apply_now", "drop_in_wanted", "install", "register", "status",
+__all__ = ["PATCHES", "DropInFinder", "LibraryPatch", "apply_now", "drop_in_wanted", "install", "register", "status",  # noqa: F822
            "uninstall"]
 
 log = logging.getLogger("ascend_compat")
 
 # apply(ledger, module, backend) -> None; applies(backend) -> None when it should apply, else why it does not.
 # Either may be given as a "package.module:function" path, imported when first called.
-ApplyFn = Union[Callable[[Ledger, ModuleType, Any], None], str]
-WhenFn = Union[Callable[[Any], Optional[str]], str]
+if TYPE_CHECKING:  # runtime aliases cost typing subscriptions on activate()'s path
+    ApplyFn = Union[Callable[[Ledger, ModuleType, Any], None], str]
+    WhenFn = Union[Callable[[Any], Optional[str]], str]
 
 
 class LibraryPatch(FieldValue):
@@ -136,7 +136,9 @@ def install(ledger: Ledger, backend: Any) -> None:
         ledger.on_restore(uninstall, "library patches: hooks and status")
         reason = drop_in_wanted(backend)
         if reason is None:
-            _provide_drop_in(ledger)
+            from ascend_compat.ecosystem.drop_in import provide_drop_in
+
+            provide_drop_in(ledger)
             _STATUS[DROP_IN] = "provided: `import flash_attn` gives the NPU drop-in"
         else:
             _STATUS[DROP_IN] = f"not provided: {reason}"
@@ -206,6 +208,15 @@ def status() -> dict[str, str]:
         return dict(_STATUS)
 
 
+def __getattr__(name: str) -> Any:
+    # The drop-in's finder lives in ecosystem/drop_in.py (imported on an NPU only); its names stay reachable here.
+    if name in ("DropInFinder", "forget_drop_in_modules"):
+        from ascend_compat.ecosystem import drop_in
+
+        return getattr(drop_in, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def only_on_npu(backend: Any) -> Optional[str]:
     """``when`` for patches that matter only when the target is an NPU."""
     return None if getattr(backend, "device_type", None) == "npu" else "the target is not an NPU"
@@ -231,62 +242,6 @@ def drop_in_wanted(backend: Any) -> Optional[str]:
     if getattr(backend, "device_type", None) != "npu":
         return f"the target is {getattr(backend, 'device_type', 'unknown')}, not an NPU (no fused attention op)"
     return None
-
-
-def _provider() -> ModuleType:
-    from ascend_compat.ecosystem import flash_attn_provider
-
-    return flash_attn_provider
-
-
-class DropInFinder:
-    """First on ``sys.meta_path`` while the drop-in is provided: answers ``flash_attn`` imports and metadata through
-    :class:`~ascend_compat.ecosystem.flash_attn_provider.FlashAttnFinder`, importing that module on the first
-    question about ``flash_attn`` (every other name is answered at once: not ours)."""
-
-    def find_spec(self, fullname: str, path: Optional[Sequence[str]] = None, target: Optional[ModuleType] = None
-                  ) -> Any:  # fmt: skip
-        if fullname != "flash_attn" and not fullname.startswith("flash_attn."):
-            return None
-        return _provider().FlashAttnFinder().find_spec(fullname, path, target)
-
-    def find_distributions(self, context: Any = None) -> Iterable[Any]:
-        name = getattr(context, "name", None)
-        if name is not None and name.replace("-", "_").lower() != "flash_attn":
-            return []
-        return _provider().FlashAttnFinder().find_distributions(context)  # type: ignore[no-any-return]
-
-    def invalidate_caches(self) -> None:
-        return None
-
-
-def forget_drop_in_modules() -> None:
-    """Drop the drop-in's ``flash_attn`` entries from ``sys.modules`` (the ledger runs this on restore)."""
-    for name in list(sys.modules):
-        if name in DROP_IN_NAMES and getattr(sys.modules[name], "__name__", "").startswith(DROP_IN_TARGET):
-            del sys.modules[name]
-
-
-def _real_flash_attn_present() -> bool:
-    """A flash_attn module imported or importable before the drop-in (a CUDA build), which provide() reports."""
-    if any(name in sys.modules for name in DROP_IN_NAMES):
-        return True
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec("flash_attn") is not None
-    except (ImportError, ValueError):
-        return True
-
-
-def _provide_drop_in(ledger: Ledger) -> None:
-    if _real_flash_attn_present():  # shadowing a real package: the full path warns and hides its modules
-        _provider().provide(ledger)
-        return
-    # No importlib.invalidate_caches() (a few hundred finders' caches after torch): nothing was cached about
-    # flash_attn, which no finder found, and this finder comes first.
-    ledger.on_restore(forget_drop_in_modules, "sys.modules: flash_attn drop-in")
-    ledger.insert(sys.meta_path, DropInFinder(), 0, label="flash_attn drop-in finder")
 
 
 # -- the built-in library patches: data only; each ``apply`` is imported when its library is ------------------------

@@ -95,39 +95,12 @@ ShortTensor = _legacy_type("ShortTensor", torch.int16)
 # Set while a torch.npu legacy type is torch's default tensor type: the device the factories and torch.Tensor(...)
 # build on. torch_npu does this in C++ (its types are torch's default-type candidates); here it is emulated.
 _DEFAULT_DEVICE: list[torch.device] = []
+# The constructor hook is in torch.Tensor only while such a type is the default: (hook, what it replaced).
+_CTOR: list[Any] = []
+_ABSENT = object()
 
 
-def install(torch_module: Any) -> None:
-    """Make ``torch.set_default_tensor_type(torch.npu.HalfTensor)`` (or ``"torch.npu.HalfTensor"``) work as in
-    torch_npu: the type's dtype becomes the default dtype, and factories and the legacy constructor
-    ``torch.Tensor(2, 3)`` build on the current npu; any other type hands back to torch. Idempotent."""
-    original = torch_module.set_default_tensor_type
-    if getattr(original, "_ascend_compat_sim", False):
-        return
-    base_new = torch_module.Tensor.__new__
-
-    def set_default_tensor_type(t: Any, /) -> None:
-        from torch._utils import _import_dotted_name
-
-        resolved = _import_dotted_name(t) if isinstance(t, str) else t
-        if not isinstance(resolved, _NPUTensorType):
-            if _DEFAULT_DEVICE:  # back to a CPU type: undo the device the npu type set
-                _DEFAULT_DEVICE.clear()
-                torch.set_default_device(None)
-            return original(t)  # type: ignore[no-any-return]
-        if not resolved.dtype.is_floating_point:
-            raise TypeError("invalid type object: only floating-point types are supported as the default type")
-        warnings.warn(
-            "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use torch.set_default_dtype() "
-            "and torch.set_default_device() as alternatives.",
-            UserWarning,
-            stacklevel=2,
-        )
-        torch.set_default_dtype(resolved.dtype)
-        device = torch.device("npu")  # no ordinal: the current device at each call, as torch_npu's type does
-        torch.set_default_device(device)
-        _DEFAULT_DEVICE[:] = [device]
-
+def _legacy_new(base_new: Any) -> Any:
     # (*args, **kwargs) only: torch._dynamo checks that a Tensor.__new__ replacement has a wildcard signature.
     def __new__(*args: Any, **kwargs: Any) -> Any:  # noqa: N807
         cls, rest = args[0], args[1:]
@@ -146,7 +119,59 @@ def install(torch_module: Any) -> None:
                 return torch.tensor(rest[0], dtype=dtype, device=dev)
         return base_new(cls, *rest, **kwargs)
 
+    return staticmethod(__new__)
+
+
+def _hook_constructor(on: bool) -> None:
+    """Put the legacy-constructor hook into torch.Tensor, or take it out (only if it is still the one there)."""
+    tensor = torch.Tensor
+    if on and not _CTOR:
+        previous = tensor.__dict__.get("__new__", _ABSENT)
+        hook = _legacy_new(tensor.__new__)
+        tensor.__new__ = hook  # type: ignore[assignment]
+        _CTOR[:] = [tensor.__dict__["__new__"], previous]
+    elif not on and _CTOR:
+        hook, previous = _CTOR
+        _CTOR.clear()
+        if tensor.__dict__.get("__new__") is hook:
+            if previous is _ABSENT:
+                delattr(tensor, "__new__")
+            else:
+                tensor.__new__ = previous  # type: ignore[assignment]
+
+
+def install(torch_module: Any) -> None:
+    """Make ``torch.set_default_tensor_type(torch.npu.HalfTensor)`` (or ``"torch.npu.HalfTensor"``) work as in
+    torch_npu: the type's dtype becomes the default dtype, and factories and the legacy constructor
+    ``torch.Tensor(2, 3)`` build on the current npu; any other type hands back to torch. Idempotent."""
+    original = torch_module.set_default_tensor_type
+    if getattr(original, "_ascend_compat_sim", False):
+        return
+
+    def set_default_tensor_type(t: Any, /) -> None:
+        from torch._utils import _import_dotted_name
+
+        resolved = _import_dotted_name(t) if isinstance(t, str) else t
+        if not isinstance(resolved, _NPUTensorType):
+            if _DEFAULT_DEVICE:  # back to a CPU type: undo the device the npu type set
+                _DEFAULT_DEVICE.clear()
+                _hook_constructor(False)
+                torch.set_default_device(None)
+            return original(t)  # type: ignore[no-any-return]
+        if not resolved.dtype.is_floating_point:
+            raise TypeError("invalid type object: only floating-point types are supported as the default type")
+        warnings.warn(
+            "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use torch.set_default_dtype() "
+            "and torch.set_default_device() as alternatives.",
+            UserWarning,
+            stacklevel=2,
+        )
+        torch.set_default_dtype(resolved.dtype)
+        device = torch.device("npu")  # no ordinal: the current device at each call, as torch_npu's type does
+        torch.set_default_device(device)
+        _DEFAULT_DEVICE[:] = [device]
+        _hook_constructor(True)
+
     set_default_tensor_type.__doc__ = original.__doc__
     set_default_tensor_type._ascend_compat_sim = True  # type: ignore[attr-defined]
     torch_module.set_default_tensor_type = set_default_tensor_type
-    torch_module.Tensor.__new__ = staticmethod(__new__)
