@@ -28,6 +28,8 @@ TESTED = ("torch 2.13.0",)
 ALL = ("all",)
 #: Backends with no accelerator (``BackendInfo.accelerator`` False): the host is the device.
 HOST = ("cpu fallback",)
+#: Backends with an accelerator of their own (npu, mlu, ...).
+ACCELERATOR = ("accelerators",)
 
 
 class Plan:
@@ -81,7 +83,11 @@ class CorePatch(FieldValue):
         return hash(self.name)
 
     def applies_to(self, backend: Any) -> bool:
-        return self.backends == ALL or (self.backends == HOST and not backend.accelerator)
+        if self.backends == HOST:
+            return not backend.accelerator
+        if self.backends == ACCELERATOR:
+            return bool(backend.accelerator)
+        return self.backends == ALL
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "patches": self.patches, "why": self.why, "tested": list(self.tested),
@@ -180,6 +186,25 @@ def _host_fallback(plan: Plan, torch: Any, backend: Any) -> None:
     fallback.apply(plan.patch, patches.cuda_available())
 
 
+def _accelerator_face(plan: Plan, torch: Any, backend: Any) -> None:
+    accelerator = getattr(torch, "accelerator", None)
+    native = getattr(accelerator, "current_accelerator", None)
+    if native is None:  # torch < 2.6
+        return
+    from ascend_compat.cuda_shim.fallback import caller_is_script
+
+    def current_accelerator(check_available: bool = False) -> Any:
+        """The script sees the accelerator a CUDA machine reports (``device(type='cuda')``, which every patched
+        entry point maps to the target); torch's own code and installed libraries get the native answer."""
+        found = native(check_available)
+        if found is None or not TARGET.active or not caller_is_script():
+            return found
+        return TARGET.real_device("cuda")
+
+    current_accelerator.__wrapped__ = native  # type: ignore[attr-defined]
+    plan.patch(accelerator, "current_accelerator", current_accelerator)
+
+
 def _distributed(plan: Plan, torch: Any, backend: Any) -> None:
     from ascend_compat.cuda_shim import distributed
 
@@ -231,6 +256,10 @@ CORE_PATCHES: tuple[CorePatch, ...] = (
     CorePatch("host fallback", "Tensor.pin_memory, torch.accelerator gates",
               "on CPU fallback the CPU is the device CUDA gates find; pinning is a no-op (no accelerator)",
               _NO_ISSUE, backends=HOST, apply=_host_fallback),
+    CorePatch("accelerator face", "torch.accelerator.current_accelerator",
+              "scripts written for CUDA branch on current_accelerator().type == 'cuda' (PyTorch's ImageNet example "
+              "moves the model only there); the script gets device('cuda'), torch and installed libraries the "
+              "native device", _NO_ISSUE, backends=ACCELERATOR, apply=_accelerator_face),
     CorePatch("distributed", "init_process_group, is_nccl_available, init_device_mesh, DeviceMesh, DDP.__init__",
               "'nccl' becomes the backend's collective; device meshes and DDP take CUDA devices; process groups are "
               "destroyed before exit (gloo aborts otherwise)", _NO_ISSUE, apply=_distributed),

@@ -48,6 +48,21 @@ def caller_is_torch() -> bool:
     return False
 
 
+def caller_is_script() -> bool:
+    """Whether the first caller outside this package (and functools) is the user's own code: neither torch nor an
+    installed library (a file under site-packages/dist-packages)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if not (name.startswith("ascend_compat") or name == "functools"):
+            if name == "torch" or name.startswith("torch."):
+                return False
+            path = frame.f_code.co_filename.replace("\\", "/")
+            return "/site-packages/" not in path and "/dist-packages/" not in path
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
+
+
 def _from_torch() -> bool:
     """True when torch's own code called the patched function, or when the shim is off (a reference kept past
     deactivate(): torch's own answer)."""
