@@ -106,3 +106,64 @@ def test_products_follow_numpy(cp):
         cp.dot(cp.asarray(a), cp.asarray(a))
     with pytest.raises(TypeError, match=r"numpy\.ndarray"):
         cp.dot(cp.asarray(a[0]), b[0])
+
+
+@pytest.mark.parametrize("spec,shape", [("ii->i", (3, 3)), ("jii->ij", (3, 3, 3)), ("...ii->...i", (2, 3, 3)),
+                                        ("iii->i", (3, 3, 3)), ("j...i->i...j", (2, 3, 4)), ("ij->ij...", (2, 3)),
+                                        ("", ())])
+@pytest.mark.parametrize("dtype", [numpy.bool_, numpy.int8, numpy.float16, numpy.complex64])
+def test_einsum_unary_is_a_view_in_the_input_dtype(cp, spec, shape, dtype):
+    host = (numpy.arange(int(numpy.prod(shape))) % 5).astype(dtype).reshape(shape)
+    a = cp.asarray(host)
+    got = cp.einsum(spec, a, dtype=numpy.float64)  # NumPy ignores dtype= when the result is a view
+    want = numpy.einsum(spec, host, dtype=numpy.float64)
+    assert got.dtype == want.dtype == dtype and got.shape == want.shape
+    assert (cp.asnumpy(got) == want).all()
+    if got.ndim:
+        assert got.base is a
+        got[...] = 1  # writes go through to the input, as NumPy's views do
+        numpy.einsum(spec, host)[...] = 1
+        assert (cp.asnumpy(a) == host).all()
+
+
+@pytest.mark.parametrize("spec", ["ii", "i...i->...", "ijij->", "ji->"])
+def test_einsum_unary_reductions(cp, spec):
+    host = numpy.arange(16, dtype=numpy.int8).reshape(2, 2, 2, 2) if spec == "ijij->" else \
+        numpy.arange(9, dtype=numpy.int8).reshape(3, 3) if spec in ("ii", "ji->") else \
+        numpy.arange(8, dtype=numpy.int8).reshape(2, 2, 2)
+    for dtype in (None, numpy.float32):
+        got = cp.einsum(spec, cp.asarray(host), dtype=dtype)
+        want = numpy.einsum(spec, host, dtype=dtype)
+        assert got.dtype == want.dtype and (cp.asnumpy(got) == want).all()
+
+
+def test_einsum_sublists_and_errors(cp):
+    a = numpy.arange(9.0).reshape(3, 3)
+    got = cp.einsum(cp.asarray(a), numpy.array([0, 0]))  # integer labels, NumPy int64 ones too
+    assert cp.asnumpy(got).tolist() == numpy.einsum(a, [0, 0]).tolist()
+    got = cp.einsum(cp.asarray(a), [0, 1], cp.asarray(a), [1, 2], [0, 2])
+    numpy.testing.assert_allclose(cp.asnumpy(got), a @ a)
+    with pytest.raises(ValueError, match="collapsing index"):
+        cp.einsum("ii", cp.arange(3).reshape(1, 3))
+    with pytest.raises(ValueError):
+        cp.einsum(cp.asarray(a), [0, 52])
+
+
+def test_eigh_float16_and_empty_results(cp):
+    w, v = cp.linalg.eigh(cp.asarray(numpy.array([[2, 1], [1, 2]], numpy.float16)))
+    assert w.dtype == v.dtype == numpy.float16  # computed in float32, returned as CuPy does
+    numpy.testing.assert_allclose(cp.asnumpy(w), [1, 3], rtol=1e-3)
+    for shape in ((3, 0), (0, 2, 3), (2, 0, 3)):
+        got = cp.linalg.pinv(cp.empty(shape, numpy.int32))
+        assert got.dtype == numpy.linalg.pinv(numpy.empty(shape, numpy.int32)).dtype
+    c = cp.linalg.cholesky(cp.empty((0, 3, 3), numpy.float32))
+    assert c.flags.c_contiguous and c.flags.f_contiguous and c.shape == (0, 3, 3)
+
+
+def test_cross_result_is_moved_view_like_numpy(cp):
+    a, b = numpy.arange(4.0).reshape(2, 2) + 1, numpy.arange(3.0).reshape(1, 3) + 1
+    with pytest.warns(DeprecationWarning):
+        want = numpy.cross(a, b, axisc=0)
+    got = cp.cross(cp.asarray(a), cp.asarray(b), axisc=0)
+    assert cp.asnumpy(got).tolist() == want.tolist()
+    assert got.flags.f_contiguous == want.flags.f_contiguous and got.flags.c_contiguous == want.flags.c_contiguous

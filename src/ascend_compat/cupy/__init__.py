@@ -91,6 +91,8 @@ from ascend_compat.cupy._core import (
 )
 from ascend_compat.cupy._creation import *  # noqa: F403
 from ascend_compat.cupy._extra import *  # noqa: F403
+from ascend_compat.cupy._functional import *  # noqa: F403
+from ascend_compat.cupy._gradient import *  # noqa: F403
 from ascend_compat.cupy._indexing import *  # noqa: F403
 from ascend_compat.cupy._kernels import ElementwiseKernel, RawKernel, RawModule, ReductionKernel, fuse
 from ascend_compat.cupy._linalg_top import *  # noqa: F403

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import math
+import operator
 import types
+import warnings
 from collections.abc import Iterator
 from typing import Any, Optional
 
@@ -73,15 +75,16 @@ class ndarray:  # noqa: N801
     __slots__ = ("__weakref__", "_base", "_dtype", "_t")
     __array_priority__ = 100
 
-    def __init__(self, shape: Any, dtype: Any = float, memptr: Any = None, strides: Any = None,
-                 order: str = "C") -> None:
-        if memptr is not None or strides is not None:
-            raise NotImplementedError("ascend_compat.cupy.ndarray(memptr=, strides=) is not supported: "
-                                      "use ascend_compat.cupy.asarray or from_dlpack to wrap existing memory")
-        from ascend_compat.cupy._creation import empty
+    def __new__(cls, shape: Any, dtype: Any = float, memptr: Any = None, strides: Any = None,
+                order: Any = "C") -> ndarray:
+        from ascend_compat.cupy._transfer import _new_array
 
-        new = empty(shape, dtype, order=order)
-        self._t, self._dtype, self._base = new._t, new._dtype, None
+        self = object.__new__(cls)
+        self._t, self._dtype, self._base = _new_array(shape, dtype, memptr, strides, order)
+        return self
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # __new__ did the work (subclasses add arguments)
+        pass
 
     # -- basic attributes -------------------------------------------------------------------------------------
     @property
@@ -116,6 +119,8 @@ class ndarray:  # noqa: N801
 
     @property
     def strides(self) -> tuple[int, ...]:
+        if self._base is None and 0 in self._t.shape:  # NumPy 2 gives new empty arrays zero strides
+            return (0,) * self._t.dim()
         isz = self._dtype.itemsize
         return tuple(s * isz for s in self._t.stride())
 
@@ -211,12 +216,21 @@ class ndarray:  # noqa: N801
     def tobytes(self, order: str = "C") -> bytes:
         return self.get().tobytes(order)
 
+    def __bytes__(self) -> bytes:
+        if self.ndim == 0 and self._dtype.kind in "biu":  # bytes(int): that many zero bytes, as NumPy
+            return bytes(int(self))
+        return self.tobytes()
+
     def _scalar(self, kind: str) -> Any:
         if self.size != 1:
             raise TypeError(f"only length-1 arrays can be converted to Python scalars ({kind})")
         return self.get().reshape(())[()]
 
     def __bool__(self) -> bool:
+        if self.size == 0:  # CuPy: False with a DeprecationWarning (NumPy >= 2.2 raises)
+            warnings.warn("The truth value of an empty array is ambiguous. Returning False, but in future this "
+                          "will result in an error.", DeprecationWarning, stacklevel=2)
+            return False
         if self.size != 1:
             raise ValueError("The truth value of an array with more than one element is ambiguous. "
                              "Use a.any() or a.all()")
@@ -258,8 +272,8 @@ class ndarray:  # noqa: N801
     def __copy__(self) -> ndarray:
         return self.copy()
 
-    def __deepcopy__(self, memo: Any) -> ndarray:
-        return self.copy()
+    def __deepcopy__(self, memo: Any) -> ndarray:  # on the array's own device, whatever the current one
+        return _wrap(self._t.clone(memory_format=torch.preserve_format), self._dtype)
 
     def __reduce__(self) -> Any:
         return (array, (self.get(),))
@@ -329,12 +343,12 @@ class Flags:
 
 
 def _contiguous(shape: Any, stride: Any, reverse: bool) -> bool:
+    if 0 in shape:  # an empty array is both C- and F-contiguous, whatever its strides (as in NumPy)
+        return True
     expected = 1
     dims = range(len(shape)) if reverse else range(len(shape) - 1, -1, -1)
     for d in dims:
         n = shape[d]
-        if n == 0:
-            return True
         if n != 1 and stride[d] != expected:
             return False
         expected *= n
@@ -342,16 +356,31 @@ def _contiguous(shape: Any, stride: Any, reverse: bool) -> bool:
 
 
 class _MemoryPointer:
-    """The ``.data`` of an array: its device address (``ptr``)."""
+    """The ``.data`` of an array: its device address (``ptr``), ``offset`` bytes into the array's memory."""
 
-    __slots__ = ("_a",)
+    __slots__ = ("_a", "offset")
 
-    def __init__(self, a: ndarray) -> None:
-        self._a = a
+    def __init__(self, a: ndarray, offset: int = 0) -> None:
+        self._a, self.offset = a, offset
 
     @property
     def ptr(self) -> int:
-        return self._a._t.data_ptr()
+        return self._a._t.data_ptr() + self.offset
+
+    @property
+    def mem(self) -> Any:
+        """The allocation (``size`` in bytes) holding the array."""
+        return types.SimpleNamespace(size=self._a._t.untyped_storage().nbytes(), ptr=self._a._t.data_ptr())
+
+    @property
+    def device_id(self) -> int:
+        return self._a._t.device.index or 0
+
+    def __add__(self, nbytes: int) -> _MemoryPointer:
+        return _MemoryPointer(self._a, self.offset + operator.index(nbytes))
+
+    def __sub__(self, nbytes: int) -> _MemoryPointer:
+        return _MemoryPointer(self._a, self.offset - operator.index(nbytes))
 
     def __int__(self) -> int:
         return self.ptr
@@ -375,7 +404,7 @@ def _root(a: ndarray) -> ndarray:
 
 def _wrap(t: torch.Tensor, dtype: Any = None, base: Optional[ndarray] = None) -> ndarray:
     """An ndarray over tensor ``t`` (no copy); ``dtype`` is the logical numpy dtype when ``t`` is widened."""
-    a = ndarray.__new__(ndarray)
+    a = object.__new__(ndarray)
     if dtype is None:
         tdt = t.dtype
         if tdt in (torch.uint16, torch.uint32, torch.uint64):

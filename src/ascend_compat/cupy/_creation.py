@@ -17,6 +17,8 @@ _F64 = numpy.dtype(numpy.float64)
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
+    if shape is None:
+        raise TypeError("Passing None as a shape is not supported (as in NumPy >= 2.3). Use () for a 0-d array.")
     if isinstance(shape, (int, numpy.integer)) or (isinstance(shape, ndarray) and shape.ndim == 0):
         shape = (operator.index(shape),)
     try:
@@ -35,13 +37,20 @@ def _alloc(shape: Any, dt: numpy.dtype, order: str, fill: Any = None) -> torch.T
     if order not in ("C", "F", "K", "A", None):
         raise ValueError(f"order not understood: {order!r}")
     tdt = storage_dtype(dt)
-    if order == "F" and len(shp) > 1:
-        rev = shp[::-1]
-        t = torch.empty(rev, dtype=tdt, device=dev) if fill is None else torch.full(rev, fill, dtype=tdt, device=dev)
-        return t.permute(*range(len(shp) - 1, -1, -1))
-    if fill is None:
-        return torch.empty(shp, dtype=tdt, device=dev)
-    return torch.full(shp, fill, dtype=tdt, device=dev)
+    rev = shp[::-1] if order == "F" and len(shp) > 1 else None
+    try:
+        if rev is not None:
+            t = torch.empty(rev, dtype=tdt, device=dev) if fill is None else torch.full(rev, fill, dtype=tdt,
+                                                                                         device=dev)
+            return t.permute(*range(len(shp) - 1, -1, -1))
+        if fill is None:
+            return torch.empty(shp, dtype=tdt, device=dev)
+        return torch.full(shp, fill, dtype=tdt, device=dev)
+    except torch.OutOfMemoryError as exc:  # CuPy's type, a subclass of the backend's
+        from ascend_compat.cupy.cuda.memory import OutOfMemoryError
+
+        nbytes = math.prod(shp) * dt.itemsize
+        raise OutOfMemoryError(nbytes, message=f"Out of memory allocating {nbytes:,} bytes: {exc}") from exc
 
 
 def _fill_value(value: Any, dt: numpy.dtype) -> Any:
@@ -78,24 +87,25 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C") -> nd
     return _wrap(_alloc(shape, dt, order, _fill_value(fill_value, dt)), dt)
 
 
-def _like_args(a: Any, dtype: Any, order: str, shape: Any) -> tuple[Any, numpy.dtype, str]:
-    a = asarray(a) if not isinstance(a, ndarray) else a
-    dt = a._dtype if dtype is None else to_numpy_dtype(dtype)
-    order = order.upper() if isinstance(order, str) else "K"
-    if order in ("K", "A"):
-        order = "F" if (a.flags.f_contiguous and not a.flags.c_contiguous) else "C"
-    return (a.shape if shape is None else shape), dt, order
-
-
 def empty_like(a: Any, dtype: Any = None, order: str = "K", subok: Any = None, shape: Any = None) -> ndarray:
+    """A new uninitialised array like ``a``; ``order="K"`` keeps ``a``'s memory layout (NumPy's rules)."""
     if subok:
         raise TypeError("subok is not supported")
     src = a if isinstance(a, ndarray) else asarray(a)
-    if shape is None and (order or "K").upper() == "K" and src.ndim > 1:
-        dt = src._dtype if dtype is None else to_numpy_dtype(dtype)
-        return _wrap(torch.empty_like(src._t, dtype=storage_dtype(dt)), dt)  # keeps the stride order
-    s, dt, o = _like_args(a, dtype, order, shape)
-    return empty(s, dt, o)
+    dt = src._dtype if dtype is None else to_numpy_dtype(dtype)
+    shp = src.shape if shape is None else _shape(shape)
+    order = order.upper() if isinstance(order, str) else "K"
+    f_only = src.flags.f_contiguous and not src.flags.c_contiguous
+    if order == "K" and len(shp) != src.ndim:
+        order = "C"
+    if order == "A" or (order == "K" and (f_only or src.flags.c_contiguous)):
+        order = "F" if f_only else "C"
+    if order == "K":  # the source's axis order by decreasing stride, applied to the new shape
+        strides = src._t.stride()
+        perm = sorted(range(len(shp)), key=lambda d: -strides[d])
+        t = _alloc(tuple(shp[p] for p in perm), dt, "C")
+        return _wrap(t.permute(*numpy.argsort(perm).tolist()), dt)
+    return empty(shp, dt, order)
 
 
 def zeros_like(a: Any, dtype: Any = None, order: str = "K", subok: Any = None, shape: Any = None) -> ndarray:
@@ -125,6 +135,8 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> nd
     """Evenly spaced values in ``[start, stop)`` (NumPy's length and dtype rules)."""
     if stop is None:
         start, stop = 0, start
+    if step is None:
+        step = 1
     if step == 0:
         raise ZeroDivisionError("step must not be zero")
     dt = numpy.result_type(start, stop, step) if dtype is None else to_numpy_dtype(dtype)
@@ -153,15 +165,18 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
     if isinstance(stop, (list, tuple)):
         stop = asarray(stop)
     st, sp = _as_float_tensor(start), _as_float_tensor(stop)
-    calc = torch.promote_types(torch.promote_types(st.dtype, sp.dtype), torch.float64)
+    res_dt = numpy.result_type(_dt_of(start), _dt_of(stop), 1.0)
+    calc = storage_dtype(res_dt)  # NumPy computes in the result type (float32 stays float32)
     st, sp = torch.broadcast_tensors(st.to(calc), sp.to(calc))
     delta = sp - st
     idx = torch.arange(num, dtype=torch.float64, device=st.device).to(calc).reshape((-1,) + (1,) * st.dim())
     step = delta / div if div > 0 else torch.full_like(delta, float("nan"))
-    y = st + idx * step if div > 0 else st + idx * delta
+    if div > 0 and bool((step == 0).any()):  # the step underflows: scale before multiplying (NumPy's order)
+        y = idx / div * delta + st
+    else:
+        y = idx * step + st if div > 0 else idx * delta + st
     if endpoint and num > 1:
         y[-1] = sp
-    res_dt = numpy.result_type(_dt_of(start), _dt_of(stop), 1.0)
     dt = res_dt if dtype is None else to_numpy_dtype(dtype)
     if dt.kind in "iu":
         y = torch.floor(y.real if y.is_complex() else y)
@@ -211,7 +226,8 @@ def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype
 
 def eye(N: int, M: Optional[int] = None, k: int = 0, dtype: Any = float, order: str = "C") -> ndarray:  # noqa: N803
     out = zeros((N, N if M is None else M), dtype, order)
-    out._t.diagonal(k).fill_(1)
+    if -out.shape[0] < k < out.shape[1]:  # a diagonal outside the matrix (any k, even 2**63) leaves it zero
+        out._t.diagonal(k).fill_(1)
     return out
 
 
@@ -291,6 +307,10 @@ def frombuffer(*args: Any, **kwargs: Any) -> ndarray:
     return asarray(numpy.frombuffer(*args, **kwargs))
 
 
+def fromfile(*args: Any, **kwargs: Any) -> ndarray:
+    return asarray(numpy.fromfile(*args, **kwargs))
+
+
 def fromstring(*args: Any, **kwargs: Any) -> ndarray:
     return asarray(numpy.fromstring(*args, **kwargs))
 
@@ -320,7 +340,8 @@ def vander(x: Any, N: Optional[int] = None, increasing: bool = False) -> ndarray
     return power(a.reshape(-1, 1), _wrap(powers))
 
 
-__all__ = ["arange", "copy", "diag", "diagflat", "empty", "empty_like", "eye", "frombuffer", "fromfunction",
+__all__ = ["arange", "copy", "diag", "diagflat", "empty", "empty_like", "eye", "frombuffer", "fromfile",
+           "fromfunction",
            "fromiter", "fromstring", "full", "full_like", "genfromtxt", "geomspace", "identity", "linspace", "loadtxt",
            "logspace", "meshgrid", "ones", "ones_like", "tri", "tril", "triu", "vander", "zeros", "zeros_like"]
 
@@ -332,7 +353,10 @@ class _Grid:
         self.sparse = sparse
 
     def __getitem__(self, key: Any) -> Any:
-        res = (numpy.ogrid if self.sparse else numpy.mgrid)[key]
+        keys = key if isinstance(key, tuple) else (key,)
+        keys = tuple(slice(*(v.get() if isinstance(v, ndarray) else v for v in (k.start, k.stop, k.step)))
+                     if isinstance(k, slice) else k for k in keys)
+        res = (numpy.ogrid if self.sparse else numpy.mgrid)[keys if isinstance(key, tuple) else keys[0]]
         if isinstance(res, (list, tuple)):
             return [asarray(r) for r in res]
         return asarray(res)

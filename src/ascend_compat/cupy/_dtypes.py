@@ -61,6 +61,10 @@ _DTYPE_CACHE: dict[Any, numpy.dtype] = {}
 
 def to_numpy_dtype(dtype: Any) -> numpy.dtype:
     """``numpy.dtype(dtype)`` (cached), refusing types the module cannot hold with a TypeError."""
+    if isinstance(dtype, numpy.dtype):  # keep the caller's spelling (dtype('q') == dtype('l'), .type differs)
+        if dtype not in _NP_TO_TORCH:
+            raise _unsupported(dtype)
+        return dtype
     try:
         return _DTYPE_CACHE[dtype]
     except (KeyError, TypeError):
@@ -70,12 +74,23 @@ def to_numpy_dtype(dtype: Any) -> numpy.dtype:
     else:
         dt = numpy.dtype(dtype)
     if dt not in _NP_TO_TORCH:
-        raise TypeError(f"dtype {dt!r} is not supported by ascend_compat.cupy (numeric and bool dtypes only)")
+        raise _unsupported(dt)
     try:
         _DTYPE_CACHE[dtype] = dt
     except TypeError:  # unhashable dtype-like
         pass
     return dt
+
+
+class UnsupportedDtypeError(ValueError, TypeError):
+    """A NumPy dtype arrays cannot hold: CuPy raises ValueError ("Unsupported dtype"), callers may expect the
+    TypeError of a bad dtype argument; this is both."""
+
+
+def _unsupported(dt: numpy.dtype) -> UnsupportedDtypeError:
+    if not dt.isnative and dt.newbyteorder("=") in _NP_TO_TORCH:
+        return UnsupportedDtypeError(f"Unsupported dtype {dt!r}: arrays hold native byte-order data only")
+    return UnsupportedDtypeError(f"Unsupported dtype {dt!r}: ascend_compat.cupy holds numeric and bool dtypes only")
 
 
 def storage_dtype(dt: numpy.dtype) -> torch.dtype:

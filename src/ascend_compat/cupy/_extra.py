@@ -281,8 +281,13 @@ def convolve(a: Any, v: Any, mode: str = "full") -> ndarray:
 
 
 def correlate(a: Any, v: Any, mode: str = "valid") -> ndarray:
-    y = asarray(v)
-    return convolve(a, U.conjugate(y)[::-1] if y._dtype.kind == "c" else y[::-1], mode)
+    x, y = asarray(a), asarray(v)
+    if x.ndim == 0 or y.ndim == 0:
+        raise ValueError("object of too small depth for desired array")
+    if y.ndim == 1 and x.ndim == 1 and y.size > x.size:  # NumPy swaps the operands: its "same" window follows
+        r = correlate(y, x, mode)[::-1]
+        return U.conjugate(r) if r._dtype.kind == "c" else r
+    return convolve(x, U.conjugate(y)[::-1] if y._dtype.kind == "c" else y[::-1], mode)
 
 
 def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period: Any = None) -> ndarray:

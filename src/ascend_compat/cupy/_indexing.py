@@ -3,6 +3,8 @@ nonzero/compress, ``ix_``, ``r_``/``c_``, index helpers."""
 
 from __future__ import annotations
 
+import math
+import operator
 import types
 from typing import Any, Optional
 
@@ -18,6 +20,10 @@ _BASIC = (int, slice, type(None), type(Ellipsis))
 
 
 def _index_tensor(x: Any, device: torch.device) -> Any:
+    if not isinstance(x, ndarray) and hasattr(x, "__cupy_get_ndarray__"):
+        x = x.__cupy_get_ndarray__()
+    elif isinstance(x, list) and any(isinstance(v, ndarray) or hasattr(v, "__cupy_get_ndarray__") for v in x):
+        x = asarray(x)  # a list of device arrays is one (stacked) index array
     if isinstance(x, ndarray):
         if x._dtype.kind == "b":
             return x._t
@@ -26,7 +32,7 @@ def _index_tensor(x: Any, device: torch.device) -> Any:
         return x._t if x._t.dtype == torch.int64 else x._t.to(torch.int64)
     if isinstance(x, (list, numpy.ndarray)):
         arr = numpy.asarray(x)
-        if arr.size == 0 and arr.dtype.kind == "f":
+        if arr.size == 0 and arr.dtype.kind == "f" and isinstance(x, list):  # [] is an empty integer index
             arr = arr.astype(numpy.int64)
         if arr.dtype.kind not in "iub":
             raise IndexError("arrays used as indices must be of integer (or boolean) type")
@@ -49,7 +55,11 @@ def _prepare(t: torch.Tensor, key: Any) -> tuple[torch.Tensor, Any, bool]:
     if basic and not any(type(k) is slice and k.step is not None and k.step < 0 for k in key):
         return t, key, True
     dev = t.device
+    # device integer arrays wrap out-of-range entries, as CuPy's kernels do (no bounds check on the device)
+    wraps = [isinstance(k, ndarray) and k._dtype.kind in "iu" for k in key]
     key = tuple(_index_tensor(k, dev) for k in key)
+    if any(isinstance(k, torch.Tensor) and k.dtype == torch.bool and k.numel() == 0 for k in key):
+        key = _empty_masks_as_ints(key, tuple(t.shape))
     n_ell = sum(k is Ellipsis for k in key)
     if n_ell > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -58,7 +68,9 @@ def _prepare(t: torch.Tensor, key: Any) -> tuple[torch.Tensor, Any, bool]:
     if used > t.dim():
         raise IndexError(f"too many indices for array: array is {t.dim()}-dimensional, but {used} were indexed")
     flips, out, dim = [], [], 0
-    for k in key:
+    for pos, k in enumerate(key):
+        if pos < len(wraps) and wraps[pos] and t.dim() > dim and t.shape[dim]:
+            k = k % t.shape[dim]
         if k is Ellipsis:
             dim += t.dim() - used
         elif k is None or isinstance(k, bool):
@@ -79,6 +91,28 @@ def _prepare(t: torch.Tensor, key: Any) -> tuple[torch.Tensor, Any, bool]:
     return t, tuple(out), False
 
 
+def _empty_masks_as_ints(key: tuple[Any, ...], shape: tuple[int, ...]) -> tuple[Any, ...]:
+    """NumPy reads an empty boolean index as empty integer indices, one per mask dimension (each mask dimension
+    must be 0 or match the array's)."""
+    out: list[Any] = []
+    dim: Optional[int] = 0
+    for k in key:
+        is_mask = isinstance(k, torch.Tensor) and k.dtype == torch.bool
+        if is_mask and k.numel() == 0:
+            if dim is not None and any(n not in (0, shape[dim + i]) for i, n in enumerate(k.shape)
+                                       if dim + i < len(shape)):
+                raise IndexError(f"boolean index of shape {tuple(k.shape)} did not match the indexed array "
+                                 f"of shape {shape} at axis {dim}")
+            out.extend(torch.zeros(0, dtype=torch.int64, device=k.device) for _ in range(max(k.dim(), 1)))
+        else:
+            out.append(k)
+        if k is Ellipsis:
+            dim = None  # positions after an ellipsis are not checked here (torch checks them)
+        elif dim is not None and k is not None and not isinstance(k, bool):
+            dim += k.dim() if is_mask else 1
+    return tuple(out)
+
+
 def getitem(a: ndarray, key: Any) -> ndarray:
     t, k, basic = _prepare(a._t, key)
     try:
@@ -91,6 +125,8 @@ def getitem(a: ndarray, key: Any) -> ndarray:
 
 
 def _value_tensor(a: ndarray, value: Any) -> Any:
+    if not isinstance(value, ndarray) and hasattr(value, "__cupy_get_ndarray__"):
+        value = value.__cupy_get_ndarray__()
     if isinstance(value, ndarray):
         return cast_tensor(value._t, value._dtype, a._dtype) if value._dtype != a._dtype else value._t
     if isinstance(value, (bool, int, float, complex, numpy.generic)) and a._dtype not in _dtypes.WIDENED:
@@ -129,8 +165,8 @@ def setitem(a: ndarray, key: Any, value: Any) -> None:
 
 def take(a: Any, indices: Any, axis: Optional[int] = None, out: Any = None, mode: str = "raise") -> ndarray:
     a = asarray(a)
-    t = a._t.reshape(-1) if axis is None else a._t
-    ax = 0 if axis is None else normalize_axis(axis, a.ndim)
+    t = a._t.reshape(-1) if axis is None or a.ndim == 0 else a._t
+    ax = 0 if axis is None else normalize_axis(axis, max(a.ndim, 1))  # a 0-d array takes as 1-d (NumPy)
     idx = indices._t if isinstance(indices, ndarray) else torch.as_tensor(numpy.asarray(indices), device=t.device)
     n = t.shape[ax]
     idx = idx.to(torch.int64)
@@ -141,6 +177,12 @@ def take(a: Any, indices: Any, axis: Optional[int] = None, out: Any = None, mode
     r = torch.index_select(t, ax, idx.reshape(-1)).reshape(t.shape[:ax] + idx.shape + t.shape[ax + 1:])
     res = _wrap(r, a._dtype)
     if out is not None:
+        if not isinstance(out, ndarray):
+            raise TypeError("take: out must be an ascend_compat.cupy.ndarray")
+        if out.shape != res.shape:
+            raise ValueError(f"take: output array of shape {out.shape} does not match the result's {res.shape}")
+        if out.dtype != res.dtype:
+            raise TypeError(f"take: output array dtype {out.dtype} differs from the result's {res.dtype}")
         out[...] = res
         return out
     return res
@@ -224,6 +266,13 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     dt = to_numpy_dtype(dt)
     tx, ty = (_operand(v, dt, False) for v in (x, y))
     return _wrap(torch.where(c, tx, ty), dt)
+
+
+def mask_indices(n: int, mask_func: Any, k: int = 0) -> tuple[ndarray, ...]:
+    """The indices of the non-zero entries of ``mask_func(ones((n, n)), k)``."""
+    from ascend_compat.cupy._creation import ones
+
+    return nonzero(mask_func(ones((n, n), dtype=int), k) != 0)
 
 
 def nonzero(a: Any) -> tuple[ndarray, ...]:
@@ -317,9 +366,21 @@ def indices(dimensions: Any, dtype: Any = int, sparse: bool = False) -> Any:
     return _wrap(cast_tensor(full, _dtypes.INT64, dt), dt)
 
 
+def _index_order(order: Any) -> str:
+    order = "C" if order is None else str(order).upper()
+    if order not in ("C", "F"):
+        raise ValueError(f"only 'C' or 'F' order is permitted, got {order!r}")
+    return order
+
+
 def unravel_index(indices: Any, shape: Any, order: str = "C") -> tuple[ndarray, ...]:
+    """The coordinate arrays of flat ``indices`` into an array of ``shape``."""
+    order = _index_order(order)
     idx = asarray(indices)
+    if idx._dtype.kind not in "iub":
+        raise TypeError(f"only int indices permitted, got {idx._dtype}")
     t = idx._t.to(torch.int64)
+    shape = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else tuple(shape)
     size = int(numpy.prod(shape))
     if bool(((t < 0) | (t >= size)).any()):
         raise ValueError("invalid entry in index array")
@@ -332,10 +393,23 @@ def unravel_index(indices: Any, shape: Any, order: str = "C") -> tuple[ndarray, 
     return tuple(_wrap(o) for o in out)
 
 
-def ravel_multi_index(multi_index: Any, dims: Any, mode: str = "raise", order: str = "C") -> ndarray:
-    idx = [asarray(m)._t.to(torch.int64) for m in multi_index]
-    dims = tuple(dims)
+def ravel_multi_index(multi_index: Any, dims: Any, mode: Any = "raise", order: str = "C") -> ndarray:
+    """Flat indices of the coordinate arrays ``multi_index`` into an array of shape ``dims``."""
+    order = _index_order(order)
+    if any(not isinstance(d, (int, numpy.integer)) for d in dims):
+        raise TypeError("dims must be integers")
+    dims = tuple(int(d) for d in dims)
+    arrs = [asarray(m) for m in multi_index]
+    if len(arrs) != len(dims):
+        raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
+    if any(m._dtype.kind not in "iub" for m in arrs):
+        raise TypeError("only int indices permitted")
+    if math.prod(dims) > 2**63 - 1:
+        raise ValueError("invalid dims: array size defined by dims is larger than the maximum possible size")
     modes = (mode,) * len(dims) if isinstance(mode, str) else tuple(mode)
+    if any(m not in ("raise", "wrap", "clip") for m in modes):
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    idx = [m._t.to(torch.int64) for m in arrs]
     res = torch.zeros(torch.broadcast_shapes(*[i.shape for i in idx]), dtype=torch.int64, device=idx[0].device)
     order_dims = range(len(dims)) if order == "C" else range(len(dims) - 1, -1, -1)
     for d in order_dims:
@@ -383,12 +457,16 @@ def triu_indices(n: int, k: int = 0, m: Optional[int] = None) -> tuple[ndarray, 
 
 
 def tril_indices_from(arr: Any, k: int = 0) -> tuple[ndarray, ndarray]:
-    a = asarray(arr)
+    a = arr  # an object without .ndim raises AttributeError, as in NumPy
+    if a.ndim != 2:
+        raise ValueError("input array must be 2-d")
     return tril_indices(a.shape[-2], k, a.shape[-1])
 
 
 def triu_indices_from(arr: Any, k: int = 0) -> tuple[ndarray, ndarray]:
-    a = asarray(arr)
+    a = arr  # an object without .ndim raises AttributeError, as in NumPy
+    if a.ndim != 2:
+        raise ValueError("input array must be 2-d")
     return triu_indices(a.shape[-2], k, a.shape[-1])
 
 
@@ -443,7 +521,34 @@ c_ = _AxisConcatenator(-1, True)
 # CuPy's module path for the class (``cupy._indexing.generate.AxisConcatenator``).
 generate = types.SimpleNamespace(AxisConcatenator=_AxisConcatenator)
 
-__all__ = ["argwhere", "c_", "choose", "compress", "diag_indices", "diag_indices_from", "diagonal", "extract",
-           "fill_diagonal", "flatnonzero", "indices", "ix_", "nonzero", "place", "put", "put_along_axis", "putmask",
-           "r_", "ravel_multi_index", "select", "take", "take_along_axis", "tril_indices", "tril_indices_from",
-           "triu_indices", "triu_indices_from", "unravel_index", "where"]
+__all__ = [
+    "argwhere",
+    "c_",
+    "choose",
+    "compress",
+    "diag_indices",
+    "diag_indices_from",
+    "diagonal",
+    "extract",
+    "fill_diagonal",
+    "flatnonzero",
+    "indices",
+    "ix_",
+    "mask_indices",
+    "nonzero",
+    "place",
+    "put",
+    "put_along_axis",
+    "putmask",
+    "r_",
+    "ravel_multi_index",
+    "select",
+    "take",
+    "take_along_axis",
+    "tril_indices",
+    "tril_indices_from",
+    "triu_indices",
+    "triu_indices_from",
+    "unravel_index",
+    "where",
+]

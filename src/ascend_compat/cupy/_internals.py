@@ -27,6 +27,12 @@ def _scan_for_test(a: Any, out: Any = None) -> Any:
     return cumsum(a, out=out)
 
 
+def _elementwise_copy(src: Any, dst: Any) -> Any:
+    """``cupy._core.elementwise_copy``: cast-copy ``src`` into ``dst`` (broadcasting), returning ``dst``."""
+    dst[...] = src
+    return dst
+
+
 def install() -> None:
     """Attach the modules (idempotent)."""
     _module("flags", Flags=_core.Flags)
@@ -43,6 +49,7 @@ def install() -> None:
     _core.ElementwiseKernel = _kernels.ElementwiseKernel
     _core.ReductionKernel = _kernels.ReductionKernel
     _core.create_ufunc = _ufunc.create_ufunc
+    _core.elementwise_copy = _elementwise_copy  # type: ignore[attr-defined]
     _core.ufunc = _ufunc.ufunc
 
 

@@ -4,6 +4,7 @@ cross. Results have NumPy's result dtype; they run on the backend's BLAS (torch.
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Sequence
 from typing import Any, Optional
 
@@ -164,33 +165,86 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> _core.ndarray:
     return _finish(torch.tensordot(ta, tb, dims=(xa, xb)), res)
 
 
-def _einsum_operands(operands: Sequence[Any]) -> tuple[Any, list[Any]]:
+def _label(x: Any) -> str:
+    if x is Ellipsis:
+        return "..."
+    try:
+        i = operator.index(x)
+    except TypeError:
+        raise TypeError("each subscript must be an integer or Ellipsis") from None
+    if not 0 <= i < 52:
+        raise ValueError(f"subscript {i} is not within the valid range [0, 52)")
+    return chr(ord("A") + i) if i < 26 else chr(ord("a") + i - 26)
+
+
+def _einsum_operands(operands: Sequence[Any]) -> tuple[str, list[Any]]:
+    """(subscripts string, operands); the interleaved form's integer labels map to letters as in NumPy."""
     if isinstance(operands[0], str):
-        return operands[0], list(operands[1:])
+        return operands[0].replace(" ", ""), list(operands[1:])
     if not isinstance(operands[0], (_core.ndarray, numpy.ndarray)) and len(operands) > 1 and \
-            not isinstance(operands[1], (list, tuple)):
+            not isinstance(operands[1], (list, tuple, numpy.ndarray)):
         raise TypeError("einsum: the subscripts must be a string or operand/sublist pairs")
     pairs = operands if len(operands) % 2 == 0 else operands[:-1]
-    spec = list(pairs[1::2]) + ([operands[-1]] if len(operands) % 2 else [])
+    spec = ",".join("".join(_label(x) for x in sub) for sub in pairs[1::2])
+    if len(operands) % 2:
+        spec += "->" + "".join(_label(x) for x in operands[-1])
     return spec, list(pairs[0::2])
 
 
-def _validate_einsum(spec: Any, arrays: list[_core.ndarray]) -> None:
+def _validate_einsum(spec: str, arrays: list[_core.ndarray]) -> None:
     """NumPy's own subscript and shape checks, run on zero-stride stand-ins (no data, no compute)."""
     dummies = [numpy.lib.stride_tricks.as_strided(numpy.zeros(1), a.shape, (0,) * a.ndim) for a in arrays]
-    if isinstance(spec, str):
-        numpy.einsum_path(spec, *dummies, optimize=False)
-        inputs, arrow, output = spec.replace(" ", "").partition("->")
-        if arrow and "..." not in output:
-            for sub, a in zip(inputs.split(","), arrays):
-                if "..." in sub and a.ndim > len(sub.replace("...", "")):
-                    raise ValueError("einsum: output subscripts drop the dimensions of the ellipsis")
-        return
-    args: list[Any] = []
-    for d, sub in zip(dummies, spec):
-        args += [d, sub]
-    args += spec[len(dummies):]
-    numpy.einsum_path(*args, optimize=False)
+    numpy.einsum_path(spec, *dummies, optimize=False)
+    inputs, arrow, output = spec.partition("->")
+    if arrow and "..." not in output:
+        for sub, a in zip(inputs.split(","), arrays):
+            if "..." in sub and a.ndim > len(sub.replace("...", "")):
+                raise ValueError("einsum: output subscripts drop the dimensions of the ellipsis")
+
+
+def _unary_labels(spec: str, ndim: int) -> tuple[list[str], list[str]]:
+    """Per-axis labels of the single operand and of the output (ellipsis axes get labels ``0``, ``1``, ...)."""
+    sub, arrow, output = spec.partition("->")
+    ell = [str(k) for k in range(ndim - len(sub.replace("...", "")))] if "..." in sub else []
+    left, _, right = sub.partition("...")
+    labels = [*left, *ell, *right]
+    if arrow:
+        o_left, _, o_right = output.partition("...")
+        return labels, [*o_left, *(ell if "..." in output else []), *o_right]
+    once = sorted(c for c in set(left + right) if labels.count(c) == 1)  # ASCII order, as NumPy's implicit mode
+    return labels, ell + once
+
+
+def _check_cast(typed: list[numpy.dtype], dtype: Any, casting: Any) -> None:
+    if dtype is not None and typed:  # Python scalars are weak (NEP 50): they never block a cast
+        have, res = numpy.result_type(*typed), numpy.dtype(dtype)
+        if not numpy.can_cast(have, res, casting=casting):
+            raise TypeError(f"einsum: cannot cast {have} to {res} with casting rule {casting!r}")
+
+
+def _einsum_unary(spec: str, a: _core.ndarray, dtype: Any, out: Any, check: Any) -> _core.ndarray:
+    """One operand: repeated labels are a strided diagonal view; without summed labels and ``out`` the result
+    is that view in the input's dtype (``dtype=`` ignored, as NumPy does); otherwise a reduction."""
+    labels, output = _unary_labels(spec, a.ndim)
+    t = a._t
+    sizes: dict[str, int] = {}
+    strides: dict[str, int] = {}
+    for lab, n, st in zip(labels, t.shape, t.stride()):
+        if sizes.setdefault(lab, n) != n:
+            raise ValueError(f"dimensions in operand 0 for collapsing index {lab!r} don't match ({sizes[lab]} != {n})")
+        strides[lab] = strides.get(lab, 0) + st
+    summed = [lab for lab in sizes if lab not in output]
+    order = output + summed
+    view = t.as_strided([sizes[k] for k in order], [strides[k] for k in order], t.storage_offset())
+    if not summed and out is None:
+        return _core._wrap(view, dtype=a.dtype, base=_core._root(a))
+    check()
+    res = numpy.dtype(dtype) if dtype is not None else a.dtype
+    work = _dtypes.INT64 if res.kind in "biu" and res != _dtypes.UINT64 else res
+    w = _dtypes.cast_tensor(view, a.dtype, work)
+    if summed:
+        w = w.sum(dim=tuple(range(len(output), len(order))))
+    return _finish(w, res, out)
 
 
 def einsum(*operands: Any, dtype: Any = None, optimize: Any = False, casting: str = "safe",
@@ -204,28 +258,16 @@ def einsum(*operands: Any, dtype: Any = None, optimize: Any = False, casting: st
     if not arrays:
         raise ValueError("must specify the einstein sum subscripts string and at least one operand")
     _validate_einsum(spec, arrays)
-    tensors, res = _prep(*arrays, dtype=dtype)
-    if len(arrays) == 1 and res == arrays[0].dtype and res != _dtypes.BOOL:
-        tensors = [arrays[0]._t]  # unary: no cast, so transposes and diagonals stay views as in NumPy
     typed = [a.dtype for a, r in zip(arrays, raw) if not isinstance(r, (bool, int, float, complex))]
-    if dtype is not None and typed:  # Python scalars are weak (NEP 50): they never block a cast
-        have = numpy.result_type(*typed)
-        if not numpy.can_cast(have, res, casting=casting):
-            raise TypeError(f"einsum: cannot cast {have} to {res} with casting rule {casting!r}")
+    check = functools.partial(_check_cast, typed, dtype, casting)
+    if len(arrays) == 1:
+        return _einsum_unary(spec, arrays[0], dtype, out, check)
+    check()
+    tensors, res = _prep(*arrays, dtype=dtype)
     try:
-        if isinstance(spec, str):
-            t = torch.einsum(spec.replace(" ", ""), *tensors)
-        else:
-            args: list[Any] = []
-            for t_, sub in zip(tensors, spec):
-                args += [t_, list(sub)]
-            args += spec[len(tensors):]
-            t = torch.einsum(*args)
+        t = torch.einsum(spec, *tensors)
     except RuntimeError as exc:  # what NumPy's checks let through and torch refuses (e.g. repeated-label sizes)
         raise ValueError(f"einsum: {exc}") from None
-    if len(arrays) == 1 and out is None and t.data_ptr() == tensors[0].data_ptr() and t.numel() \
-            and res not in (_dtypes.BOOL,) and tensors[0] is arrays[0]._t:
-        return _core._wrap(t, dtype=res, base=arrays[0] if arrays[0]._base is None else arrays[0]._base)
     return _finish(t, res, out)
 
 
@@ -247,4 +289,6 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axi
     c = torch.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], -1)
     if _array(a).shape[axisa] == 2 and _array(b).shape[axisb] == 2:
         return _finish(c[..., 2], res)
-    return _finish(torch.movedim(c, -1, axisc), res)
+    from ascend_compat.cupy._manipulation import moveaxis
+
+    return moveaxis(_finish(c, res), -1, axisc)  # a view of a C-ordered result, as NumPy's

@@ -90,7 +90,17 @@ def _view_reshape(a: ndarray, shape: Any) -> torch.Tensor:
 
 
 def ravel(a: Any, order: str = "C") -> ndarray:
-    return reshape(a, -1, order if order in ("C", "F", "A") else "C")
+    """The elements as a 1-d array (a view when possible); ``order="K"`` reads them in memory order."""
+    a = asarray(a)
+    order = order.upper() if isinstance(order, str) else "C"
+    if order == "A":
+        order = "F" if a.flags.f_contiguous and not a.flags.c_contiguous else "C"
+    strides = a._t.stride()
+    if order == "K" and a.ndim > 1 and all(st or n == 1 for st, n in zip(strides, a._t.shape)):
+        perm = sorted(range(a.ndim), key=lambda d: -strides[d] if a._t.shape[d] > 1 else 0)
+        a = _view(a._t.permute(perm), a)
+    out = reshape(a, -1, "F" if order == "F" else "C")
+    return out if out.size < 2 or out._t.stride(0) == 1 else out.copy()  # always contiguous, as NumPy
 
 
 def transpose(a: Any, axes: Any = None) -> ndarray:
@@ -101,7 +111,7 @@ def transpose(a: Any, axes: Any = None) -> ndarray:
         if len(axes) != a.ndim:
             raise ValueError("axes don't match array")
         perm = normalize_axes(tuple(axes), a.ndim)
-    return _view(a._t.permute(*perm), a)
+    return _view(a._t.permute(perm), a)
 
 
 def swapaxes(a: Any, axis1: int, axis2: int) -> ndarray:

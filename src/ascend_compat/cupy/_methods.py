@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy
 import torch
+from numpy.exceptions import ComplexWarning
 
 from ascend_compat.cupy import _indexing as I  # noqa: N812
 from ascend_compat.cupy import _manipulation as M  # noqa: N812
 from ascend_compat.cupy import _reduction as R  # noqa: N812
 from ascend_compat.cupy import _stats as S  # noqa: N812
 from ascend_compat.cupy import _ufuncs as U  # noqa: N812
-from ascend_compat.cupy._core import _root, _wrap, asarray, ndarray
+from ascend_compat.cupy._core import _root, _wrap, asarray, current_torch_device, ndarray
 from ascend_compat.cupy._dtypes import cast_tensor, storage_dtype, to_numpy_dtype
 
 _OPERAND_TYPES = (ndarray, int, float, complex, numpy.generic, numpy.ndarray)
@@ -21,16 +23,30 @@ _OPERAND_TYPES = (ndarray, int, float, complex, numpy.generic, numpy.ndarray)
 def _binary(uf: Any, reflected: bool = False) -> Any:
     def op(self: ndarray, other: Any) -> Any:
         if not isinstance(other, _OPERAND_TYPES):
+            handler = getattr(type(other), "__array_ufunc__", False)
+            if handler is None:  # NEP 13: the other operand opts out of ufuncs
+                return NotImplemented
+            if handler is not False and getattr(uf, "_np", None) is not None:  # NEP 13: it overrides the ufunc
+                return other.__array_ufunc__(uf._np, "__call__", *((other, self) if reflected else (self, other)))
             if isinstance(other, (list, tuple)):
                 other = asarray(other)
             elif uf.name in ("equal", "not_equal") and not hasattr(other, "__array_priority__"):
-                # NumPy compares with an arbitrary object elementwise: all unequal
-                return _wrap(torch.full(self._t.shape, uf.name == "not_equal", dtype=torch.bool,
-                                        device=self._t.device))
+                return _compare_object(self, uf.name, other)
             else:
                 return NotImplemented
         return uf(other, self) if reflected else uf(self, other)
     return op
+
+
+def _compare_object(self: ndarray, name: str, other: Any) -> Any:
+    """``a == obj`` / ``a != obj`` for an arbitrary object: NumPy compares elementwise, so an object with its own
+    ``__eq__``/``__ne__`` answers (reflected), one without is unequal to every element."""
+    own_eq, own_ne = type(other).__eq__ is not object.__eq__, type(other).__ne__ is not object.__ne__
+    if (name == "equal" and own_eq) or (name == "not_equal" and own_ne):
+        return NotImplemented
+    if name == "not_equal" and own_eq:
+        raise TypeError(f"cannot compare an array elementwise with {type(other).__name__} (it defines __eq__ only)")
+    return _wrap(torch.full(self._t.shape, name == "not_equal", dtype=torch.bool, device=self._t.device))
 
 
 def _inplace(uf: Any) -> Any:
@@ -51,11 +67,21 @@ for _n, _uf in _BINOPS.items():
 for _n, _uf in {"eq": U.equal, "ne": U.not_equal, "lt": U.less, "le": U.less_equal, "gt": U.greater,
                 "ge": U.greater_equal}.items():
     setattr(ndarray, f"__{_n}__", _binary(_uf))
+_int_pow = _binary(U.power)
+
+
+def _pow(self: ndarray, other: Any) -> Any:
+    if type(other) is int and other == -1 and self._dtype.kind in "ib":  # CuPy: 1/x truncated, no error
+        return U.power(self, -1.0).astype(numpy.result_type(self._dtype, 1))
+    return _int_pow(self, other)
+
+
+ndarray.__pow__ = _pow
 ndarray.__divmod__ = _binary(U.divmod)
 ndarray.__rdivmod__ = _binary(U.divmod, reflected=True)
 ndarray.__neg__ = lambda self: U.negative(self)
 ndarray.__pos__ = lambda self: U.positive(self)
-ndarray.__abs__ = lambda self: U.absolute(self)
+ndarray.__abs__ = lambda self: self.copy() if self._dtype.kind == "u" else U.absolute(self)  # uint64: no sign
 ndarray.__invert__ = lambda self: U.invert(self)
 
 
@@ -86,28 +112,44 @@ def astype(self: ndarray, dtype: Any, order: str = "K", casting: Any = None, sub
         raise TypeError(f"Cannot cast array data from {self._dtype!r} to {dt!r} according to the rule {casting!r}")
     if dt == self._dtype and not copy and (order in ("K", "A") or self.flags[order]):
         return self
+    if self._dtype.kind == "c" and dt.kind not in "cb":
+        warnings.warn("Casting complex values to real discards the imaginary part", ComplexWarning, stacklevel=2)
     t = cast_tensor(self._t, self._dtype, dt)
+    if order == "A":
+        order = "F" if self.flags.f_contiguous and not self.flags.c_contiguous else "C"
+    if order in ("C", "F"):
+        return _wrap(_empty_ordered(t, order).copy_(t), dt)
     if t is self._t or t.data_ptr() == self._t.data_ptr():
-        return self.copy(order=order) if dt == self._dtype else _wrap(t.clone(), dt)
-    res = _wrap(t, dt)
-    return res if order in ("K", "A") or res.flags[order] else res.copy(order=order)
+        res = self.copy(order=order) if dt == self._dtype else _wrap(t.clone(), dt)
+        res._dtype = dt  # the requested spelling (ulonglong vs uint64 compare equal but differ in .type)
+        return res
+    return _wrap(t, dt)
 
 
 def copy(self: ndarray, order: str = "C") -> ndarray:
     """A copy of the array in memory order ``order`` ("C", "F", "A" or "K")."""
     t = self._t
+    dev = current_torch_device()  # CuPy copies onto the current device
     order = order.upper() if isinstance(order, str) else "K"
     if order in ("A", "K"):
         f = self.flags.f_contiguous and not self.flags.c_contiguous
-        order = "F" if f else "C"
-        if order == "C" and order == "K" and not self.flags.c_contiguous:
+        if order == "K" and not f and not self.flags.c_contiguous:
+            if dev != t.device:
+                raise NotImplementedError("copy(order='K') of a non-contiguous array to another device")
             return _wrap(t.clone(memory_format=torch.preserve_format), self._dtype)
-    if order == "F" and t.dim() > 1:
-        rev = list(range(t.dim() - 1, -1, -1))
-        return _wrap(t.permute(*rev).contiguous().permute(*rev), self._dtype)
+        order = "F" if f else "C"
     if order not in ("C", "F"):
         raise ValueError(f"order not understood: {order!r}")
-    return _wrap(t.contiguous() if not t.is_contiguous() else t.clone(), self._dtype)
+    return _wrap(_empty_ordered(t, order, dev).copy_(t), self._dtype)
+
+
+def _empty_ordered(t: torch.Tensor, order: str, device: Any = None) -> torch.Tensor:
+    """An uninitialised tensor like ``t`` with NumPy's C or F strides (size-1 axes included)."""
+    device = t.device if device is None else device
+    if order == "F" and t.dim() > 1:
+        rev = list(range(t.dim() - 1, -1, -1))
+        return torch.empty(t.shape[::-1], dtype=t.dtype, device=device).permute(*rev)
+    return torch.empty(t.shape, dtype=t.dtype, device=device)
 
 
 def view(self: ndarray, dtype: Any = None, type: Any = None) -> ndarray:
@@ -130,11 +172,25 @@ def view(self: ndarray, dtype: Any = None, type: Any = None) -> ndarray:
     return _wrap(src.view(storage_dtype(dt)), dt, base=_root(self))
 
 
+def _conj_method(self: ndarray) -> ndarray:
+    """``a.conj()``: the array itself unless it is complex (as NumPy and CuPy)."""
+    return U.conjugate(self) if self._dtype.kind == "c" else self
+
+
 def _unsigned_or(dt: numpy.dtype) -> torch.dtype:
     return {"u2": torch.uint16, "u4": torch.uint32, "u8": torch.uint64}.get(dt.str[1:], storage_dtype(dt))
 
 
 def fill(self: ndarray, value: Any) -> None:
+    """Set every element to the scalar ``value`` (a 0-d array counts as a scalar)."""
+    if not isinstance(value, ndarray) and hasattr(value, "__cupy_get_ndarray__"):
+        value = value.__cupy_get_ndarray__()
+    if isinstance(value, (ndarray, numpy.ndarray)):
+        if value.ndim != 0:
+            raise ValueError("non-scalar numpy.ndarray cannot be used for fill")
+        if value.dtype.kind == "c" and self._dtype.kind not in "cb":
+            warnings.warn("Casting complex values to real discards the imaginary part", ComplexWarning,
+                          stacklevel=2)
     self[...] = value
 
 
@@ -200,7 +256,7 @@ _METHODS = {
     out=None: I.compress(c, s, axis, out), "diagonal": I.diagonal, "trace": _trace,
     "sum": R.sum, "prod": R.prod, "mean": R.mean, "var": R.var, "std": R.std, "max": R.amax, "min": R.amin,
     "argmax": R.argmax, "argmin": R.argmin, "all": R.all, "any": R.any, "cumsum": R.cumsum, "cumprod": R.cumprod,
-    "ptp": S.ptp, "conj": U.conjugate, "conjugate": U.conjugate, "sort": _sort,
+    "ptp": S.ptp, "conj": _conj_method, "conjugate": _conj_method, "sort": _sort,
 }
 for _n, _f in _METHODS.items():
     setattr(ndarray, _n, _f)

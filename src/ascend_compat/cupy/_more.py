@@ -70,10 +70,17 @@ class flatiter:  # noqa: N801 (NumPy's name)
     def _flat(self) -> ndarray:
         return self.base.ravel()
 
+    @staticmethod
+    def _check(key: Any) -> None:
+        if isinstance(key, (bool, numpy.bool_)) or not isinstance(key, (int, numpy.integer, slice)):
+            raise IndexError(f"unsupported iterator index: {key!r} (CuPy's flatiter takes integers and slices)")
+
     def __getitem__(self, key: Any) -> Any:
+        self._check(key)
         return self._flat()[key]
 
     def __setitem__(self, key: Any, value: Any) -> None:
+        self._check(key)
         flat = self.base.ravel()
         if isinstance(value, ndarray) and not isinstance(key, (int, numpy.integer)):
             n = flat[key].size
@@ -187,5 +194,16 @@ def _install() -> None:
     ndarray.scatter_min = _scatter("minimum")
 
 
+def byte_bounds(a: ndarray) -> tuple[int, int]:
+    """(low, high): the device addresses of the first byte and one past the last byte ``a`` can reach."""
+    if not isinstance(a, ndarray):
+        raise TypeError("byte_bounds() needs an ascend_compat.cupy.ndarray")
+    low = a._t.data_ptr()
+    if a.size == 0:
+        return low, low
+    span = sum((n - 1) * s for n, s in zip(a._t.shape, a._t.stride())) + 1
+    return low, low + span * a._t.element_size()
+
+
 _install()
-__all__ = ["copyto", "delete", "flatiter", "histogram2d", "histogramdd"]
+__all__ = ["byte_bounds", "copyto", "delete", "flatiter", "histogram2d", "histogramdd"]

@@ -71,8 +71,8 @@ def _ramp(a: ndarray, axis: int, width: int, end: Any, side: str) -> ndarray:
 
     n = a.shape[axis]
     edge = squeeze(a[(slice(None),) * axis + ((slice(0, 1),) if side == "before" else (slice(n - 1, n),))], axis)
-    edge = edge.astype(numpy.float64)
-    endv = edge * 0 + float(end)
+    edge = edge.astype(numpy.complex128 if a._dtype.kind == "c" else numpy.float64)  # complex ramps stay complex
+    endv = edge * 0 + (complex(end) if a._dtype.kind == "c" else float(numpy.real(end)))
     ramp = linspace(endv, edge, width + 1, axis=axis) if side == "before" else linspace(edge, endv, width + 1,
                                                                                          axis=axis)
     r = ramp[(slice(None),) * axis + ((slice(0, width),) if side == "before" else (slice(1, width + 1),))]

@@ -10,7 +10,9 @@ import torch
 
 from ascend_compat.cupy import _reduction as R  # noqa: N812
 from ascend_compat.cupy._core import _wrap, asarray, ndarray
-from ascend_compat.cupy._dtypes import cast_tensor, to_numpy_dtype
+from ascend_compat.cupy._correlation import corrcoef, cov
+from ascend_compat.cupy._dtypes import cast_tensor, storage_dtype, to_numpy_dtype
+from ascend_compat.cupy._histogram import bincount, digitize, histogram, histogram2d, histogramdd
 from ascend_compat.cupy._manipulation import moveaxis, normalize_axes, normalize_axis
 
 
@@ -138,9 +140,35 @@ def _keepdims_shape(a: ndarray, axis: Any) -> tuple[int, ...]:
     return tuple(1 if i in axes else s for i, s in enumerate(a.shape))
 
 
+def _gather(s: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+    return torch.gather(s.unsqueeze(0).expand(idx.shape[0], *s.shape), -1, idx).squeeze(-1)
+
+
+def _quantile_sorted(s: torch.Tensor, q: torch.Tensor, n: torch.Tensor, method: str, vdt: torch.dtype,
+                     exact: bool) -> torch.Tensor:
+    """Quantiles ``q`` (1-D) of the rows of ``s`` (sorted, NaN last; ``n`` valid values per row), shape
+    ``(len(q), *rows)``. Positions ``(n - 1) * q`` are computed in q's precision, as NumPy's (rounding decides
+    lower/higher); linear interpolation is NumPy's two-sided lerp, the difference taken in the input's precision."""
+    vi = (n - 1) * q.reshape(-1, *[1] * s.dim())
+    last = (n - 1).clamp(min=0)
+    vi = torch.minimum(vi.clamp(min=0), last.to(vi.dtype))
+    floor = vi.floor()
+    if method in ("lower", "higher", "nearest"):
+        pick = floor if method == "lower" else vi.ceil() if method == "higher" else torch.round(vi)
+        return _gather(s, pick.long())
+    lo_i = floor.long()
+    lo, hi = _gather(s, lo_i), _gather(s, torch.minimum(lo_i + 1, last.long()))
+    g = (vi - floor) if method == "linear" else torch.where(vi != floor, 0.5, 0.0).to(vi.dtype)
+    g = g.squeeze(-1).to(vdt)
+    diff = (hi - lo).to(vdt) if exact else hi.to(vdt) - lo.to(vdt)
+    lo, hi = lo.to(vdt), hi.to(vdt)
+    return torch.where(g >= 0.5, hi - diff * (1 - g), lo + diff * g)
+
+
 def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
              method: str = "linear", keepdims: bool = False, *, interpolation: Any = None,
              _nan: bool = False) -> ndarray:
+    """q-th quantiles along ``axis`` (methods linear, lower, higher, midpoint, nearest), NumPy's result dtype."""
     a = asarray(a)
     method = interpolation or method
     if method not in ("linear", "lower", "higher", "midpoint", "nearest"):
@@ -152,22 +180,45 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
     dt = numpy.asarray(numpy.quantile(numpy.ones(2, a._dtype), probe, method=method)).dtype  # NumPy's errors too
     if qa.ndim > 1:
         raise ValueError("q must be a scalar or 1d")
-    work = torch.float64 if dt.itemsize == 8 or a._dtype.kind != "f" else torch.float32
+    q_dt = _dtypes_f64() if isinstance(q, (int, float)) or qa._dtype.kind != "f" else qa._dtype
+    if overwrite_input:
+        _sort_in_place(a, axis)
     t, kept = _to_last(a, axis)  # noqa: RUF059
-    t = cast_tensor(t, a._dtype, to_numpy_dtype(work)) if t.dtype != work else t
     if t.shape[-1] == 0:
         raise IndexError("cannot do a non-empty take from an empty axes.")
-    fn = torch.nanquantile if _nan else torch.quantile
-    r = fn(t, qa._t.to(work), dim=-1, interpolation=method)
+    st = torch.sort(t.to(torch.uint8) if t.dtype == torch.bool else t, dim=-1).values  # NaN sorts last
+    floating = a._dtype.kind == "f"
+    nan = torch.isnan(st) if floating else torch.zeros_like(st, dtype=torch.bool)
+    qt = cast_tensor(qa._t, qa._dtype, q_dt).reshape(-1)
+    n = ((~nan).sum(-1, keepdim=True) if _nan else torch.full_like(st[..., :1], st.shape[-1], dtype=torch.int64))
+    vdt = storage_dtype(dt) if dt.kind == "f" else torch.float64
+    r = _quantile_sorted(st, qt, n.to(qt.dtype), method, vdt, floating)
+    if floating:  # a NaN in a slice (or an all-NaN slice for the nan* variants) gives NaN
+        bad = (n.squeeze(-1) == 0) if _nan else nan[..., -1]
+        if _nan and bool(bad.any()):
+            warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
+        r = torch.where(bad, torch.tensor(float("nan"), dtype=r.dtype, device=r.device), r)
+    r = r.reshape(tuple(qa.shape) + tuple(t.shape[:-1]))
     if keepdims:
         r = r.reshape(tuple(qa.shape) + _keepdims_shape(a, axis))
-    return R._finish(r.contiguous(), dt, out, to_numpy_dtype(work))
+    return R._finish(r.contiguous(), dt, out, to_numpy_dtype(r.dtype))
+
+
+def _sort_in_place(a: ndarray, axis: Any) -> None:
+    """``overwrite_input=True``: the input is left sorted along the reduced axis, as CuPy leaves it."""
+    if not a.flags.c_contiguous or a.ndim == 0 or (axis is not None and len(normalize_axes(axis, a.ndim)) != 1):
+        return
+    if axis is None:
+        a._t.view(-1).copy_(torch.sort(a._t.reshape(-1)).values)
+    else:
+        a._t.copy_(torch.sort(a._t, dim=normalize_axes(axis, a.ndim)[0]).values)
 
 
 def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
                method: str = "linear", keepdims: bool = False, *, interpolation: Any = None) -> ndarray:
-    qq = q / 100 if isinstance(q, (int, float)) else _wrap(cast_tensor(asarray(q)._t, asarray(q)._dtype, numpy.dtype(
-        numpy.float64)) / 100)
+    from ascend_compat.cupy._ufuncs import true_divide
+
+    qq = q / 100 if isinstance(q, (int, float)) else true_divide(asarray(q), 100)  # q's float dtype, as NumPy
     return quantile(a, qq, axis, out, overwrite_input, method, keepdims, interpolation=interpolation)
 
 
@@ -315,6 +366,8 @@ def ufunc_at(uf: Any, a: ndarray, indices: Any, b: Any) -> None:
         flat[idx] = uf(flat[idx], operand)
 
 
-__all__ = ["average", "count_nonzero", "median", "nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanmax",
+# histograms, bincount and digitize are NumPy's statistics: exported here, after (and over) older versions
+__all__ = ["average", "bincount", "corrcoef", "count_nonzero", "cov", "digitize", "histogram", "histogram2d",
+           "histogramdd", "median", "nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanmax",
            "nanmean", "nanmedian", "nanmin", "nanpercentile", "nanprod", "nanquantile", "nanstd", "nansum", "nanvar",
            "percentile", "ptp", "quantile"]

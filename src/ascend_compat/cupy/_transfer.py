@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Optional
 
 import numpy
@@ -29,6 +30,8 @@ def array(obj: Any, dtype: Any = None, copy: Any = True, order: str = "K", subok
           ndmin: int = 0, *, blocking: bool = False) -> ndarray:
     """A new device array from ``obj`` (host data, nested sequences, device arrays, DLPack objects)."""
     order = order.upper() if isinstance(order, str) else "K"
+    if not isinstance(obj, ndarray) and hasattr(obj, "__cupy_get_ndarray__"):
+        obj = obj.__cupy_get_ndarray__()
     if isinstance(obj, ndarray):
         out = obj.astype(dtype if dtype is not None else obj._dtype, order=order, copy=bool(copy))
         if copy is False and out is not obj:
@@ -41,14 +44,16 @@ def array(obj: Any, dtype: Any = None, copy: Any = True, order: str = "K", subok
         from ascend_compat.cupy._manipulation import stack
 
         out = stack([array(o, copy=False) for o in obj])
-        if dtype is not None:
-            out = out.astype(dtype, copy=False)
+        # NumPy lays a list of arrays out in C order unless F is asked for
+        out = out.astype(out._dtype if dtype is None else dtype, order="F" if order == "F" else "C", copy=False)
     else:
         if hasattr(obj, "__dlpack__") and not isinstance(obj, (numpy.ndarray, numpy.generic)):
             return from_dlpack(obj)
         host = numpy.array(obj, dtype=None if dtype is None else to_numpy_dtype(dtype), order=order)
         if host.dtype.kind in "OSUV":
             raise ValueError(f"Unsupported dtype {host.dtype}")
+        if not host.dtype.isnative:  # CuPy byte-swaps host data into native order
+            host = host.astype(host.dtype.newbyteorder("="))
         to_numpy_dtype(host.dtype)
         out = _wrap(_host_to_tensor(host, current_torch_device()), host.dtype)
         if order in ("C", "F") and host.ndim > 1:
@@ -59,7 +64,8 @@ def array(obj: Any, dtype: Any = None, copy: Any = True, order: str = "K", subok
 
 
 def _contains_ndarray(seq: Any) -> bool:
-    return any(isinstance(o, ndarray) or (isinstance(o, (list, tuple)) and _contains_ndarray(o)) for o in seq)
+    return any(isinstance(o, ndarray) or hasattr(o, "__cupy_get_ndarray__")
+               or (isinstance(o, (list, tuple)) and _contains_ndarray(o)) for o in seq)
 
 
 def _from_tensor(t: torch.Tensor, dtype: Any) -> ndarray:
@@ -84,16 +90,20 @@ def asarray(a: Any, dtype: Any = None, order: Optional[str] = None, *, blocking:
     return array(a, dtype, copy=False, order=order or "K")
 
 
-def asanyarray(a: Any, dtype: Any = None, order: Optional[str] = None) -> ndarray:
+def asanyarray(a: Any, dtype: Any = None, order: Optional[str] = None, *, blocking: bool = False) -> ndarray:
     return asarray(a, dtype, order)
 
 
 def ascontiguousarray(a: Any, dtype: Any = None) -> ndarray:
-    return asarray(a, dtype, order="C")
+    """``a`` in C order, at least 1-d (as NumPy 2 and CuPy)."""
+    out = asarray(a, dtype, order="C")
+    return out.reshape(1) if out.ndim == 0 else out
 
 
 def asfortranarray(a: Any, dtype: Any = None) -> ndarray:
-    return asarray(a, dtype, order="F")
+    """``a`` in Fortran order, at least 1-d (as NumPy 2 and CuPy)."""
+    out = asarray(a, dtype, order="F")
+    return out.reshape(1) if out.ndim == 0 else out
 
 
 def asnumpy(a: Any, stream: Any = None, order: str = "C", out: Any = None, *, blocking: bool = True) -> Any:
@@ -104,6 +114,55 @@ def asnumpy(a: Any, stream: Any = None, order: str = "C", out: Any = None, *, bl
         out[...] = a
         return out
     return numpy.asarray(a, order=order)
+
+
+def _new_array(shape: Any, dtype: Any, memptr: Any, strides: Any, order: Any) -> tuple[Any, Any, Any]:
+    """(tensor, dtype, base) of ``ndarray(shape, dtype, memptr, strides, order)``: new memory, or a view of the
+    memory ``memptr`` (an array's ``.data``) with ``strides`` in bytes."""
+    from ascend_compat.cupy._creation import _shape, empty
+
+    shp = _shape(shape)
+    if len(shp) > 64:
+        raise ValueError(f"maximum supported dimension for an ndarray is 64, found {len(shp)}")
+    if order not in ("C", "F", "c", "f", None):
+        raise ValueError(f"order not understood: {order!r}")
+    dt = to_numpy_dtype(dtype)
+    if strides is None and memptr is None:
+        new = empty(shp, dt, order=order or "C")
+        return new._t, dt, None
+    if memptr is None:  # strides into new memory of the array's own size, as NumPy
+        memptr = empty((math.prod(shp) * dt.itemsize,), numpy.uint8).data
+    src = memptr._a
+    if dt in _dtypes.WIDENED or src._dtype in _dtypes.WIDENED:
+        raise TypeError("ndarray(memptr=) cannot reinterpret uint16/uint32/uint64 memory in ascend_compat.cupy")
+    isz = dt.itemsize
+    byte_strides = _default_strides(shp, isz, order) if strides is None else tuple(int(s) for s in strides)
+    if len(byte_strides) != len(shp):
+        raise ValueError(f"ndarray() with strides {byte_strides}: need one stride per axis of shape {shp}")
+    if any(s < 0 for s in byte_strides):
+        raise ValueError(f"ndarray() with strides {byte_strides}: negative strides are not supported")
+    storage = src._t.untyped_storage()
+    start = src._t.storage_offset() * src._t.element_size() + memptr.offset
+    if start % isz or any(s % isz for s in byte_strides):
+        raise ValueError(f"memptr offset and strides must be multiples of the itemsize {isz}")
+    extent = start + sum((n - 1) * s for n, s in zip(shp, byte_strides) if s > 0) + isz
+    if all(shp) and (extent > storage.nbytes() or start < 0):
+        raise ValueError(f"ndarray() with strides {byte_strides} reaches past the end of its {storage.nbytes()}-byte "
+                         f"buffer (shape {shp}, itemsize {isz})")
+    t = torch.empty(0, dtype=_dtypes.storage_dtype(dt), device=src._t.device)
+    t.set_(storage, start // isz, shp, tuple(s // isz for s in byte_strides))
+    from ascend_compat.cupy._core import _root
+
+    return t, dt, _root(src)
+
+
+def _default_strides(shape: tuple[int, ...], itemsize: int, order: Any) -> tuple[int, ...]:
+    dims = range(len(shape)) if order in ("F", "f") else range(len(shape) - 1, -1, -1)
+    out, step = [0] * len(shape), itemsize
+    for d in dims:
+        out[d] = step
+        step *= max(shape[d], 1)
+    return tuple(out)
 
 
 def from_dlpack(x: Any, *, device: Any = None, copy: Any = None) -> ndarray:

@@ -54,11 +54,15 @@ def _operand(x: Any, dt: numpy.dtype, scalar_ok: bool) -> Any:
         x = bool(x)
     elif dt.kind == "f" and isinstance(x, complex):
         x = x.real
+    if dt == _F16 and isinstance(x, (int, float)) and not isinstance(x, bool):
+        with numpy.errstate(over="ignore"):  # NumPy rounds the scalar to float16 first (65535 -> inf)
+            x = float(numpy.float16(x))
     if scalar_ok and not isinstance(x, bool):
         return x
     return torch.tensor(x, dtype=storage_dtype(dt), device=current_torch_device())
 
 
+_F16 = numpy.dtype(numpy.float16)
 _RANGES: dict[numpy.dtype, tuple[int, int]] = {}
 
 
@@ -157,11 +161,12 @@ class ufunc:  # noqa: N801
 
     @property
     def types(self) -> list[str]:
-        return self._np.types
+        """NumPy's loops, without the dtypes arrays cannot hold (long double, datetime, object), deduplicated."""
+        return list(dict.fromkeys(t for t in self._np.types if not any(c in t for c in "GgMmO")))
 
     @property
     def ntypes(self) -> int:
-        return self._np.ntypes
+        return len(self.types)
 
     def _resolve(self, keys: tuple[Any, ...], dtype: Any = None, casting: str = "same_kind") -> tuple[Any, ...]:
         ck = (keys, dtype, casting)
@@ -251,8 +256,8 @@ class ufunc:  # noqa: N801
               where: Any = True, **kwargs: Any) -> Any:
         nin = self.nin
         if len(args) != nin:
-            if len(args) > nin and out is None:
-                args, out = args[:nin], args[nin:]
+            if len(args) > nin and out is None:  # positional outputs: the missing trailing ones are None
+                args, out = args[:nin], args[nin:] + (None,) * (self.nout - (len(args) - nin))
             else:
                 raise TypeError(f"{self.name}() takes {nin} positional argument(s) but {len(args)} were given")
         if kwargs:
@@ -285,7 +290,9 @@ class ufunc:  # noqa: N801
                     return o
             except RuntimeError:
                 pass
-        if scalar_ok and not isinstance(ins[0], torch.Tensor) and (nin == 1 or not isinstance(ins[1], torch.Tensor)):
+        if scalar_ok and not isinstance(ins[0], torch.Tensor) and (nin == 1 or not isinstance(ins[1], torch.Tensor)
+                                                                   or self.name == "true_divide"):
+            # (a scalar numerator too: torch would multiply by the reciprocal, which rounds differently)
             ins[0] = torch.tensor(ins[0], dtype=storage_dtype(loop[0]), device=current_torch_device())
         try:
             res = self._kernel(*ins)
@@ -347,7 +354,8 @@ class ufunc:  # noqa: N801
     def accumulate(self, array: Any, axis: int = 0, dtype: Any = None, out: Any = None) -> Any:
         from ascend_compat.cupy._stats import ufunc_accumulate
 
-        return ufunc_accumulate(self, array, axis, dtype, out)
+        res = ufunc_accumulate(self, array, axis, dtype, out)
+        return res if out is not None or res.flags.c_contiguous else res.copy()  # a new array is C-ordered
 
     def outer(self, a: Any, b: Any, **kwargs: Any) -> Any:
         if self.nin != 2:
@@ -358,12 +366,74 @@ class ufunc:  # noqa: N801
         return self(a, b, **kwargs)
 
     def at(self, a: ndarray, indices: Any, b: Any = None) -> None:
+        """Unbuffered ``a[indices] = op(a[indices], b)``: repeated indices accumulate."""
+        if self.name in _SCATTER_REDUCE and isinstance(a, ndarray) and a._dtype.kind not in "bc":
+            _scatter_at(self.name, a, indices, b)
+            return
         from ascend_compat.cupy._stats import ufunc_at
 
         ufunc_at(self, a, indices, b)
 
-    def reduceat(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError(f"{self.name}.reduceat is not supported by ascend_compat.cupy (nor by CuPy)")
+    def reduceat(self, array: Any, indices: Any, axis: int = 0, dtype: Any = None, out: Any = None) -> Any:
+        """Reductions over ``array[indices[k]:indices[k+1]]`` along ``axis`` (``array[indices[k]]`` when the
+        slice is empty), in the input's dtype unless ``dtype`` is given (NumPy's rules)."""
+        from ascend_compat.cupy._manipulation import concatenate, normalize_axis
+
+        if self.nin != 2:
+            raise ValueError("reduceat only supported for binary functions")
+        a = asarray(array)
+        ax = normalize_axis(axis, a.ndim)
+        idx = [int(i) for i in (indices.get() if isinstance(indices, ndarray) else numpy.asarray(indices)).ravel()]
+        n = a.shape[ax]
+        if any(i < 0 or i >= n for i in idx):
+            raise IndexError(f"index out of bounds for axis {ax} with size {n}")
+        head = (slice(None),) * ax
+        # the dtype reduce gives (int8 -> int64 for add, as NumPy), unless ``dtype`` is given
+        dt = self.reduce(a[(*head, slice(0, 1))], axis=ax).dtype if dtype is None else _dtypes.to_numpy_dtype(dtype)
+        parts = []
+        for k, i in enumerate(idx):
+            j = idx[k + 1] if k + 1 < len(idx) else n
+            if i < j:
+                parts.append(self.reduce(a[(*head, slice(i, j))], axis=ax, dtype=dt, keepdims=True).astype(dt))
+            else:
+                parts.append(a[(*head, slice(i, i + 1))].astype(dt))
+        res = concatenate(parts, axis=ax) if parts else a[(*head, slice(0, 0))].astype(dt)
+        if out is not None:
+            out[...] = res
+            return out
+        return res
+
+
+_SCATTER_REDUCE = {"add": "sum", "subtract": "sum", "maximum": "amax", "minimum": "amin"}
+
+
+def _scatter_at(name: str, a: ndarray, indices: Any, b: Any) -> None:
+    """``add/subtract/maximum/minimum.at`` as one torch scatter-reduce over the flat positions ``indices`` pick."""
+    t = a._t
+    flat_idx = _wrap(torch.arange(a.size, device=t.device).reshape(a.shape))[indices]._t
+    vals = asarray(b) if not isinstance(b, ndarray) else b
+    bt = cast_tensor(vals._t, vals._dtype, a._dtype).to(t.device)
+    try:
+        bt = bt.broadcast_to(flat_idx.shape).reshape(-1)
+    except RuntimeError:
+        raise ValueError(f"array is not broadcastable to correct shape: {vals.shape} into {tuple(flat_idx.shape)}") \
+            from None
+    if name == "subtract":
+        bt = -bt
+    flat = t.contiguous().view(-1)
+    flip = a._dtype == _dtypes.UINT64 and name != "add" and name != "subtract"
+    if flip:  # uint64 held as its int64 bit pattern: flipping the top bit makes signed order the unsigned one
+        flat, bt = flat ^ _INT64_MIN, bt ^ _INT64_MIN
+    flat.scatter_reduce_(0, flat_idx.reshape(-1), bt, _SCATTER_REDUCE[name], include_self=True)
+    if flip:
+        flat ^= _INT64_MIN
+    if a._dtype in WRAP_MASK:  # uint16/uint32 held widened: wrap sums back into range
+        flat &= WRAP_MASK[a._dtype]
+    if flat.data_ptr() != t.data_ptr() or flip:
+        t.copy_(flat.view(t.shape))
+
+
+_INT64_MIN = -(2**63)
 
 
 def _as_dev(x: Any) -> Any:

@@ -15,8 +15,14 @@ from ascend_compat.cupy.cuda.memory import (
     MemoryPool,
     OutOfMemoryError,
     PinnedMemoryPool,
+    alloc,
     get_default_memory_pool,
     get_default_pinned_memory_pool,
+)
+from ascend_compat.cupy.cuda.pinned_memory import (
+    PinnedMemoryPointer,
+    alloc_pinned_memory,
+    set_pinned_memory_allocator,
 )
 from ascend_compat.cupy.cuda.stream import Event, ExternalStream, Stream, get_current_stream, get_elapsed_time
 
@@ -27,10 +33,13 @@ __all__ = [
     "ExternalStream",
     "MemoryPool",
     "OutOfMemoryError",
+    "PinnedMemoryPointer",
     "PinnedMemoryPool",
     "RawKernel",
     "RawModule",
     "Stream",
+    "alloc",
+    "alloc_pinned_memory",
     "curand",
     "current_torch_device",
     "get_compute_capability",
@@ -39,9 +48,11 @@ __all__ = [
     "get_default_pinned_memory_pool",
     "get_device_id",
     "get_elapsed_time",
+    "get_local_runtime_version",
     "is_available",
     "memory",
     "runtime",
+    "set_pinned_memory_allocator",
 ]
 
 cublas = make_module("cublas")
@@ -53,7 +64,10 @@ compiler = make_module("compiler")
 driver = make_module("driver")
 texture = make_module("texture")
 nccl = make_module("nccl", available=False)
-cutensor = make_module("cutensor")
+cutensor = make_module("cutensor", available=False)  # never available off CUDA: callers check it
+
+
+get_local_runtime_version = runtime.runtimeGetVersion  # CuPy's name: 0 off CUDA, which has no CUDA runtime
 
 
 def is_available() -> bool:

@@ -90,9 +90,21 @@ class MemoryPool:
         return int(getattr(self, "_limits", {}).get(_backend.current_index(), 0))
 
     def malloc(self, size: int) -> Any:
-        from ascend_compat.cupy.cuda._cuda_only import refuse
+        """``size`` bytes of device memory from the backend's allocator, as a memory pointer (``.ptr``)."""
+        return alloc(size)
 
-        refuse("cuda.MemoryPool.malloc (raw device pointers)")
+
+def alloc(size: int) -> Any:
+    """``size`` bytes of device memory on the current device (a ``MemoryPointer``, freed with its last user).
+
+    The pointer can back an array through ``ndarray(shape, dtype, memptr=...)``."""
+    from ascend_compat.cupy._creation import empty
+
+    size = int(size)
+    if size < 0:
+        raise ValueError(f"cannot allocate a negative number of bytes: {size}")
+    with oom_as_cupy_error():
+        return empty((size,), "uint8").data
 
 
 class PinnedMemoryPool:
@@ -112,6 +124,12 @@ class PinnedMemoryPool:
 
     def free_all_blocks(self) -> None:
         """Nothing is cached outside torch's own pinned-memory allocator."""
+
+    def malloc(self, size: int) -> Any:
+        """``size`` bytes of (pinned where possible) host memory."""
+        from ascend_compat.cupy.cuda.pinned_memory import _default_malloc
+
+        return _default_malloc(size)
 
 
 _POOL = MemoryPool()

@@ -65,7 +65,7 @@ def eigh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803 - NumPy's name
         raise ValueError("UPLO argument must be 'L' or 'U'")
     assert_stacked_2d(a)
     assert_stacked_square(a)
-    compute, res = linalg_common_type(a)
+    compute, res = linalg_common_type(a, reject_float16=False)  # float16 computes in float32, as in CuPy
     with linalg_errors("Eigenvalues did not converge"):
         w, v = torch.linalg.eigh(tensor(a, compute), UPLO=UPLO)
     return wrap(w, real_dtype(res)), wrap(v, res)
@@ -78,7 +78,7 @@ def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
         raise ValueError("UPLO argument must be 'L' or 'U'")
     assert_stacked_2d(a)
     assert_stacked_square(a)
-    compute, res = linalg_common_type(a)
+    compute, res = linalg_common_type(a, reject_float16=False)
     with linalg_errors("Eigenvalues did not converge"):
         w = torch.linalg.eigvalsh(tensor(a, compute), UPLO=UPLO)
     return wrap(w, real_dtype(res))

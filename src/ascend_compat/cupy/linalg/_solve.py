@@ -67,8 +67,9 @@ def pinv(a: Any, rcond: Any = 1e-15, hermitian: bool = False, *, rtol: Any = Non
     assert_stacked_2d(a)
     compute, res = linalg_common_type(a)
     t = tensor(a, compute)
-    if t.numel() == 0:  # NumPy returns an empty array of the input's dtype
-        return _core._wrap(a._t.new_zeros(*t.shape[:-2], t.shape[-1], t.shape[-2]), dtype=a.dtype)
+    if t.numel() == 0:  # NumPy: empty matrices keep the input's dtype, an empty stack of matrices gets ``res``
+        dt = a.dtype if 0 in t.shape[-2:] else res
+        return wrap(t.new_zeros(*t.shape[:-2], t.shape[-1], t.shape[-2]), dt)
     r = rtol if rtol is not None else rcond
     r = _core._unwrap(r).to(torch.float64) if isinstance(r, _core.ndarray) else torch.as_tensor(r, dtype=torch.float64)
     u, s, vh = torch.linalg.svd(t, full_matrices=False)

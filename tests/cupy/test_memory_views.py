@@ -1,0 +1,101 @@
+"""Arrays over existing memory and layout rules, on the CPU and the simulated NPU: ``ndarray(memptr=, strides=)``,
+``cuda.alloc``, pinned host buffers, ``byte_bounds``, NumPy's strides for copies, device OOM as CuPy's error,
+and the scatter-style ufunc methods (``.at``, ``.reduceat``)."""
+
+from __future__ import annotations
+
+import numpy
+import pytest
+import torch
+
+import ascend_compat.cupy as cp
+from tests.cupy._xp import dev  # noqa: F401 (fixture)
+
+
+def test_ndarray_over_memptr_shares_memory(dev):  # noqa: F811
+    a = cp.arange(6, dtype=cp.float32).reshape(2, 3)
+    b = cp.ndarray((2, 3), cp.float32, a.data)
+    b += 1
+    numpy.testing.assert_array_equal(a.get(), numpy.arange(1, 7, dtype=numpy.float32).reshape(2, 3))
+    buf = cp.cuda.alloc(20)
+    c = cp.ndarray((2, 3), cp.float32, buf, strides=(8, 4))  # self-overlapping rows
+    assert c.strides == (8, 4)
+    c[:] = 1
+    c[0, 2] = 4
+    assert float(c[1, 0]) == 4.0
+    low, high = cp.byte_bounds(c)
+    assert low == c.data.ptr and high - low == 20
+
+
+def test_ndarray_bad_strides_and_shape(dev):  # noqa: F811
+    with pytest.raises(ValueError, match=r"ndarray\(\) with strides"):
+        cp.ndarray((2, 3, 4), strides=(8, 128, 1024))
+    with pytest.raises(ValueError, match=r"ndarray\(\) with strides"):
+        cp.ndarray((2, 3, 4), strides=(-8, 8, 8))
+    with pytest.raises(ValueError):
+        cp.ndarray([1] * 65, dtype=cp.int8)
+    with pytest.raises(TypeError, match=r"Use \(\)"):
+        cp.empty(None)
+    with pytest.raises(ValueError, match="byte-order"):
+        cp.zeros(3, dtype=">i4")
+
+
+def test_pinned_buffer_round_trip(dev):  # noqa: F811
+    mem = cp.cuda.alloc_pinned_memory(4 * 6)
+    host = numpy.frombuffer(mem, dtype=numpy.float32, count=6).reshape(2, 3)
+    host[...] = numpy.arange(6).reshape(2, 3)
+    assert mem.ptr == host.ctypes.data and mem.size == 24
+    try:
+        cp.cuda.set_pinned_memory_allocator(lambda size: None)  # a failing allocator falls back to plain memory
+        assert cp.cuda.alloc_pinned_memory(8).size == 8
+    finally:
+        cp.cuda.set_pinned_memory_allocator(cp.get_default_pinned_memory_pool().malloc)
+    numpy.testing.assert_array_equal(cp.asarray(host, order="F").get(), host)
+
+
+def test_copies_follow_numpy_strides(dev):  # noqa: F811
+    a = cp.ones((1, 4, 1), dtype=cp.float64)  # both C and F contiguous
+    for order in "CFAK":
+        assert cp.array(a, order=order).strides == numpy.array(numpy.ones((1, 4, 1)), order=order).strides
+    assert cp.ascontiguousarray(cp.ones(())).shape == (1,)
+    assert cp.empty((1, 0, 2)).strides == numpy.empty((1, 0, 2)).strides
+    ragged = [cp.arange(12).reshape(3, 4).T.copy(order="F"), cp.arange(12).reshape(3, 4).T]
+    assert cp.array(ragged).strides == numpy.array([x.get() for x in ragged]).strides
+    src = cp.arange(24, dtype=cp.float32).reshape(2, 3, 4)[:, ::2, :].swapaxes(0, 1)
+    host = src.get()
+    assert cp.empty_like(src, shape=(2, 2, 4)).strides == numpy.empty_like(host, shape=(2, 2, 4)).strides
+    with pytest.warns(numpy.exceptions.ComplexWarning):
+        cp.ones(3, dtype=cp.complex64).astype(cp.float32)
+
+
+def test_device_oom_is_cupy_error(sim):
+    with cp._core.use_device_kind("npu"), pytest.raises(cp.cuda.OutOfMemoryError) as info:
+        cp.empty((2**20, 2**20), dtype=cp.float64)  # 8 TiB
+    assert isinstance(info.value, torch.OutOfMemoryError)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "uint16", "uint32", "uint64"])
+def test_ufunc_at_accumulates_repeats(dev, dtype):  # noqa: F811
+    idx = [0, 1, 1, 3, 3, 3]
+    host = numpy.zeros(5, dtype=dtype)
+    a = cp.asarray(host)
+    numpy.add.at(host, idx, numpy.array(7, dtype=dtype))
+    cp.add.at(a, cp.asarray(idx), cp.asarray(numpy.array(7, dtype=dtype)))
+    numpy.testing.assert_array_equal(a.get(), host)
+    big = numpy.array([2**63 + 5, 1, 2**63 + 1], dtype=numpy.uint64) if dtype == "uint64" else \
+        numpy.array([9, 1, 4], dtype=dtype)
+    host2, a2 = numpy.zeros(2, dtype=dtype), cp.zeros(2, dtype=dtype)
+    numpy.maximum.at(host2, [0, 0, 1], big)
+    cp.maximum.at(a2, cp.asarray([0, 0, 1]), cp.asarray(big))
+    numpy.testing.assert_array_equal(a2.get(), host2)
+
+
+def test_reduceat_matches_numpy(dev):  # noqa: F811
+    host = numpy.arange(60, dtype=numpy.int8).reshape(3, 4, 5)
+    idx = [0, 3, 1, 2, 2]
+    got = cp.add.reduceat(cp.asarray(host), cp.asarray(idx), axis=1)
+    want = numpy.add.reduceat(host, idx, axis=1)
+    assert got.dtype == want.dtype
+    numpy.testing.assert_array_equal(got.get(), want)
+    with pytest.raises(IndexError):
+        cp.add.reduceat(cp.asarray(host), [5], axis=1)
