@@ -111,3 +111,18 @@ def test_a_kernel_launched_through_wrap_triton_is_a_kernel(tmp_path: Path) -> No
         "def run(x):\n    torch.library.wrap_triton(rot_kernel)[(1,)](x)\n")
     assert {"rot_kernel"} <= _launched_names(str(tmp_path / "k.py")) and "helper" not in _launched_names(
         str(tmp_path / "k.py"))
+
+
+def test_further_kernels_of_one_file_share_its_set_up(tmp_path: Path) -> None:
+    """A file of forward/backward Triton kernels: the first launched kernel is costed in full, the others as
+    siblings sharing its tuning and test harness, and a device function with no launch as a helper."""
+    from ascend_compat.migrate.effort import cost
+
+    (tmp_path / "ops.py").write_text(
+        "import triton\n\n@triton.jit\ndef fwd(x):\n    pass\n\n@triton.jit\ndef bwd(x):\n    pass\n\n"
+        "@triton.jit\ndef helper(x):\n    pass\n\ndef run(x):\n    fwd[(1,)](x)\n    bwd[(1,)](x)\n")
+    units = analyze(check([str(tmp_path)], jobs=1, use_git=False)).effort.units
+    kinds = sorted(u.kind for u in units if u.kind.startswith("triton"))
+    assert kinds == ["triton_helper", "triton_kernel", "triton_kernel_sibling"], kinds
+    sibling, first = cost("triton_kernel_sibling"), cost("triton_kernel")
+    assert sibling.high < first.high and sibling.low < first.low

@@ -102,7 +102,8 @@ def test_cuda_gated_mp_spawn_script_runs_under_run(simulate, tmp_path):
     proc = _run_cli(args, env={"ASCEND_COMPAT_SIM_DEVICES": "2"} if simulate else None)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     if simulate:
-        assert "ranks 2 ['rank0', 'rank1'] npu" in proc.stdout
+        # The script sees CUDA's accelerator answer; its tensors live on the npu.
+        assert "ranks 2 ['rank0', 'rank1'] cuda" in proc.stdout
         assert (out / "rank1").read_text() == "[3.0, 3.0] npu"
     else:
         assert "ranks 1 ['rank0'] cpu" in proc.stdout  # one process, not zero

@@ -274,11 +274,14 @@ def _triton_units(b: _Builder, result: ScanResult, claim: Callable[[list[Finding
         kernels = [f for f in fs if f.code == "AC410"]
         rest = claim([f for f in fs if f.code != "AC410"])
         launched = _launched_names(path)
+        first_costed = False
         for i, k in enumerate(kernels):
             m = re.search(r"`([^`]+)`", k.message)
             bare = m.group(1) if m else k.api
-            kind = "triton_kernel" if bare in launched else "triton_helper"
-            what = "Triton kernel" if kind == "triton_kernel" else "Triton device function (no grid launch found)"
+            kind = "triton_helper"
+            if bare in launched:  # a file's first launched kernel carries the shared set-up; the others add less
+                kind, first_costed = ("triton_kernel_sibling" if first_costed else "triton_kernel"), True
+            what = "Triton device function (no grid launch found)" if kind == "triton_helper" else "Triton kernel"
             b.add(kind, "kernels", f"{what} `{bare}` ({os.path.basename(path)})",
                   claim([k]) + (rest if i == 0 else []), alternative="triton-ascend")
 

@@ -58,7 +58,7 @@ def _steps(ctx: Ctx, u: Unit, changes: list[Change]) -> list[str]:
                 f"Replace the CUDA includes, streams and guards in its C++ glue ({len(u.findings)} finding(s) below).",
                 "Port its kernels (section 3.1 units that name this extension).",
                 f"Re-test its {max(len(u.refs) - 1, 0)} Python use(s) (section 3.10)."]
-    if u.kind == "triton_kernel":
+    if u.kind in ("triton_kernel", "triton_kernel_sibling"):
         return ["Install triton-ascend in place of triton.", f"Compile the kernel ({first}) and retune its block "
                 "sizes to the on-chip buffer; drop warp-count assumptions.", "Compare with the GPU output."]
     if u.kind == "triton_helper":
@@ -84,7 +84,7 @@ def _before_after(ctx: Ctx, u: Unit, section: str, changes: list[Change]) -> tup
     for c in changes:
         if u.label.startswith(c.code + " "):
             return f"{ctx.rel(c.path)}:{c.line}", c.before, c.after
-    if u.kind in ("triton_kernel", "triton_helper"):
+    if u.kind in ("triton_kernel", "triton_kernel_sibling", "triton_helper"):
         line = _source_line(ctx, u)
         if line:
             return line[0], line[1], "# unchanged: compiled by triton-ascend; retune BLOCK sizes and num_warps at " \
