@@ -216,7 +216,8 @@ def argmin(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, *, keep
 
 def _logical(a: Any, axis: Any, out: Any, keepdims: bool, where: Any, fn: Any, fill: bool) -> ndarray:
     a, axes = _prep(a, axis)
-    t = _apply_where(a, where, fill) != 0
+    src = _apply_where(a, where, fill)
+    t = src if src.dtype == torch.bool else src != 0  # `!= 0` on bool builds an int64 temporary (8x)
     r = t.clone() if not axes else (fn(t.reshape(1)) if a.ndim == 0 else t)
     if axes and a.ndim:
         for ax in sorted(axes, reverse=True):
