@@ -167,20 +167,12 @@ def legacy_tensor_new(base_new: Callable[..., Any]) -> Any:
     # signature of what it replaces, and accepts this wildcard one.
     def __new__(*args: Any, **kwargs: Any) -> Any:  # noqa: N807
         cls, args = args[0], args[1:]
-        if (
-            cls is torch.Tensor
-            and TARGET.active
-            and _DEFAULT_DEVICE_FROM_TYPE
-            and "device" not in kwargs
-            and not (args and isinstance(args[0], (torch.Tensor, torch.UntypedStorage, torch.TypedStorage)))
-        ):
-            dtype, dev = torch.get_default_dtype(), target_device()
-            if not args:
-                return torch.empty(0, dtype=dtype, device=dev)
-            if all(isinstance(a, int) for a in args) or (len(args) == 1 and isinstance(args[0], torch.Size)):
-                return torch.empty(*args, dtype=dtype, device=dev)
-            if len(args) == 1:
-                return torch.tensor(args[0], dtype=dtype, device=dev)
+        if cls is torch.Tensor and TARGET.active and _DEFAULT_DEVICE_FROM_TYPE and "device" not in kwargs:
+            from ascend_compat._legacy_ctor import construct
+
+            made = construct(args, torch.get_default_dtype(), target_device())
+            if made is not None:
+                return made
         return base_new(cls, *args, **kwargs)
 
     return staticmethod(__new__)

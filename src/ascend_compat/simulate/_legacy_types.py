@@ -8,6 +8,8 @@ from typing import Any, Union
 
 import torch
 
+from ascend_compat._legacy_ctor import construct
+
 DeviceLike = Union[torch.device, str, int, None]
 
 _LEGACY_WARNED = False
@@ -104,19 +106,10 @@ def _legacy_new(base_new: Any) -> Any:
     # (*args, **kwargs) only: torch._dynamo checks that a Tensor.__new__ replacement has a wildcard signature.
     def __new__(*args: Any, **kwargs: Any) -> Any:  # noqa: N807
         cls, rest = args[0], args[1:]
-        if (
-            cls is torch.Tensor
-            and _DEFAULT_DEVICE
-            and "device" not in kwargs
-            and not (rest and isinstance(rest[0], (torch.Tensor, torch.UntypedStorage, torch.TypedStorage)))
-        ):
-            dtype, dev = torch.get_default_dtype(), _DEFAULT_DEVICE[0]
-            if not rest:
-                return torch.empty(0, dtype=dtype, device=dev)
-            if all(isinstance(a, int) for a in rest) or (len(rest) == 1 and isinstance(rest[0], torch.Size)):
-                return torch.empty(*rest, dtype=dtype, device=dev)
-            if len(rest) == 1:
-                return torch.tensor(rest[0], dtype=dtype, device=dev)
+        if cls is torch.Tensor and _DEFAULT_DEVICE and "device" not in kwargs:
+            made = construct(rest, torch.get_default_dtype(), _DEFAULT_DEVICE[0])
+            if made is not None:
+                return made
         return base_new(cls, *rest, **kwargs)
 
     return staticmethod(__new__)
