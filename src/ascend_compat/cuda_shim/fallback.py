@@ -36,31 +36,37 @@ def _pin_memory(original: Callable[..., Any]) -> Callable[..., Any]:
     return pin_memory
 
 
-def caller_is_torch() -> bool:
-    """Whether the first caller outside this package (and functools) is torch's own code (``torch`` or
-    ``torch.*``): the caller of a patched function however many of the shim's wrappers stand between."""
+def _outer_caller() -> Any:
+    """The first frame outside this package (and functools): the caller of a patched function however many of
+    the shim's wrappers stand between; None when there is none."""
     frame = sys._getframe(1)
     while frame is not None:
         name = frame.f_globals.get("__name__", "")
         if not (name.startswith("ascend_compat") or name == "functools"):
-            return name == "torch" or name.startswith("torch.")
+            return frame
         frame = frame.f_back  # type: ignore[assignment]
-    return False
+    return None
+
+
+def _is_torch(frame: Any) -> bool:
+    name = frame.f_globals.get("__name__", "")
+    return name == "torch" or name.startswith("torch.")  # type: ignore[no-any-return]
+
+
+def caller_is_torch() -> bool:
+    """Whether the first caller outside this package is torch's own code (``torch`` or ``torch.*``)."""
+    frame = _outer_caller()
+    return frame is not None and _is_torch(frame)
 
 
 def caller_is_script() -> bool:
-    """Whether the first caller outside this package (and functools) is the user's own code: neither torch nor an
-    installed library (a file under site-packages/dist-packages)."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        name = frame.f_globals.get("__name__", "")
-        if not (name.startswith("ascend_compat") or name == "functools"):
-            if name == "torch" or name.startswith("torch."):
-                return False
-            path = frame.f_code.co_filename.replace("\\", "/")
-            return "/site-packages/" not in path and "/dist-packages/" not in path
-        frame = frame.f_back  # type: ignore[assignment]
-    return False
+    """Whether the first caller outside this package is the user's own code: neither torch nor an installed
+    library (a file under site-packages/dist-packages)."""
+    frame = _outer_caller()
+    if frame is None or _is_torch(frame):
+        return False
+    path = frame.f_code.co_filename.replace("\\", "/")
+    return "/site-packages/" not in path and "/dist-packages/" not in path
 
 
 def _from_torch() -> bool:
