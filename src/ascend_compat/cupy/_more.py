@@ -7,7 +7,6 @@ from typing import Any
 import numpy
 import torch
 
-from ascend_compat.cupy import _dtypes
 from ascend_compat.cupy._core import _wrap, asarray, ndarray
 from ascend_compat.cupy._dtypes import cast_tensor
 from ascend_compat.cupy._manipulation import broadcast_shapes, normalize_axis
@@ -107,66 +106,7 @@ class flatiter:  # noqa: N801 (NumPy's name)
         return self.base.flatten()
 
 
-def histogramdd(sample: Any, bins: Any = 10, range: Any = None, weights: Any = None,
-                density: bool = False) -> tuple[ndarray, list[ndarray]]:
-    from ascend_compat.cupy._creation import linspace
-
-    if isinstance(sample, (list, tuple)):
-        cols = [asarray(s).ravel() for s in sample]
-    else:
-        s = asarray(sample)
-        cols = [s[:, i] for i in builtins_range(s.shape[1])] if s.ndim == 2 else [s.ravel()]
-    d = len(cols)
-    bins = [bins] * d if isinstance(bins, (int, numpy.integer)) else list(bins)
-    if len(bins) != d:
-        raise ValueError("The dimension of bins must be equal to the dimension of the sample x.")
-    ranges = [None] * d if range is None else list(range)
-    edges, index, nbins = [], None, []
-    for i, (col, b, rg) in enumerate(zip(cols, bins, ranges)):
-        x = cast_tensor(col._t, col._dtype, _dtypes.FLOAT64)
-        if isinstance(b, (int, numpy.integer)):
-            if b < 1:
-                raise ValueError(f"`bins[{i}]` must be positive, when an integer")
-            lo, hi = (float(rg[0]), float(rg[1])) if rg is not None else (
-                (float(x.min()), float(x.max())) if x.numel() else (0.0, 1.0))
-            if lo == hi:
-                lo, hi = lo - 0.5, hi + 0.5
-            edge_dt = numpy.result_type(col._dtype, 1.0) if rg is None else numpy.dtype(numpy.float64)
-            e = linspace(lo, hi, int(b) + 1).astype(edge_dt)  # NumPy: linspace of the sample's min/max
-        else:
-            e = asarray(b)
-            if bool((e._t[1:] < e._t[:-1]).any()):
-                raise ValueError(f"`bins[{i}]` must be monotonically increasing, when an array")
-        et = cast_tensor(e._t, e._dtype, _dtypes.FLOAT64)
-        k = torch.searchsorted(et, x.contiguous(), right=True) - 1
-        k = torch.where(x == et[-1], et.numel() - 2, k)
-        ok = (k >= 0) & (k < et.numel() - 1)
-        nb = et.numel() - 1
-        index = torch.where(ok, k, -1) if index is None else torch.where(ok & (index >= 0), index * nb + k, -1)
-        edges.append(e)
-        nbins.append(nb)
-    total = int(numpy.prod(nbins))
-    valid = index >= 0
-    w = None if weights is None else asarray(weights)._t.reshape(-1).to(torch.float64)[valid]
-    hist = torch.bincount(index[valid], w, total).to(torch.float64).reshape(nbins)
-    if density:
-        widths = [cast_tensor(ed._t, ed._dtype, _dtypes.FLOAT64).diff() for ed in edges]
-        vol = widths[0]
-        for wd in widths[1:]:
-            vol = vol.unsqueeze(-1) * wd
-        hist = hist / (hist.sum() * vol)
-    return _wrap(hist), edges
-
-
 builtins_range = range
-
-
-def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None, weights: Any = None,
-                density: bool = False) -> tuple[ndarray, ndarray, ndarray]:
-    if (isinstance(bins, (list, tuple)) and len(bins) != 2) or isinstance(bins, ndarray):
-        bins = [bins, bins]
-    h, e = histogramdd([x, y], bins, range, weights, density)
-    return h, e[0], e[1]
 
 
 def byteswap(self: ndarray, inplace: bool = False) -> ndarray:
@@ -206,4 +146,4 @@ def byte_bounds(a: ndarray) -> tuple[int, int]:
 
 
 _install()
-__all__ = ["byte_bounds", "copyto", "delete", "flatiter", "histogram2d", "histogramdd"]
+__all__ = ["byte_bounds", "copyto", "delete", "flatiter"]

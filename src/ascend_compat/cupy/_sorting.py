@@ -267,77 +267,9 @@ def setxor1d(ar1: Any, ar2: Any, assume_unique: bool = False) -> ndarray:
     return sort(concatenate([a[isin(a, b, invert=True)], b[isin(b, a, invert=True)]]))
 
 
-def bincount(x: Any, weights: Any = None, minlength: int = 0) -> ndarray:
-    a = asarray(x)
-    if a.ndim != 1:
-        raise ValueError("object too deep for desired array" if a.ndim > 1 else "object of too small depth")
-    if a._dtype.kind not in "iub":
-        raise TypeError(f"Cannot cast array data from {a._dtype!r} to dtype('int64') according to the rule 'safe'")
-    if minlength < 0:
-        raise ValueError("minlength must be non-negative")
-    t = a._t.to(torch.int64)
-    if t.numel() and bool((t < 0).any()):
-        raise ValueError("The first argument of bincount must be non-negative")
-    w = None if weights is None else asarray(weights)._t.to(torch.float64)
-    return _wrap(torch.bincount(t, w, minlength))
-
-
-def digitize(x: Any, bins: Any, right: bool = False) -> ndarray:
-    b = asarray(bins)
-    if b.ndim != 1:
-        raise ValueError("object too deep for desired array")
-    bt = b._t
-    increasing = b.size < 2 or bool((bt[1:] >= bt[:-1]).all())
-    if not increasing and not bool((bt[1:] <= bt[:-1]).all()):
-        raise ValueError("bins must be monotonically increasing or decreasing")
-    side = "left" if right else "right"
-    if increasing:
-        return searchsorted(b, x, side=side)
-    r = searchsorted(b[::-1], x, side=side)
-    return _wrap(b.size - r._t)
-
-
-def histogram(x: Any, bins: Any = 10, range: Any = None, weights: Any = None,
-              density: bool = False) -> tuple[ndarray, ndarray]:
-    from ascend_compat.cupy._creation import linspace
-
-    a = asarray(x).ravel()
-    if a._dtype.kind == "c":
-        raise NotImplementedError("complex histograms are not supported")
-    at = cast_tensor(a._t, a._dtype, _dtypes.FLOAT64)
-    if isinstance(bins, int):
-        if bins < 1:
-            raise ValueError("`bins` must be positive, when an integer")
-        lo, hi = (float(range[0]), float(range[1])) if range is not None else (
-            (float(at.min()), float(at.max())) if at.numel() else (0.0, 1.0))
-        if lo > hi:
-            raise ValueError("max must be larger than min in range parameter.")
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = linspace(lo, hi, bins + 1).astype(numpy.result_type(a._dtype, 1.0) if range is None else
-                                                    numpy.result_type(a._dtype, *range, 1.0))
-    else:
-        edges = asarray(bins).astype(numpy.float64)
-        if bool((edges._t[1:] < edges._t[:-1]).any()):
-            raise ValueError("bins must increase monotonically, when an array")
-    et = edges._t
-    idx = torch.searchsorted(et, at, right=True) - 1
-    idx = torch.where(at == et[-1], et.numel() - 2, idx)
-    ok = (idx >= 0) & (idx < et.numel() - 1)
-    w = None if weights is None else asarray(weights)._t.reshape(-1)[ok]
-    counts = torch.bincount(idx[ok], None if w is None else w.to(torch.float64), et.numel() - 1)
-    hist = _wrap(counts if w is None else counts.to(w.dtype) if w.is_floating_point() else counts)
-    if density:
-        hist = _wrap(counts.to(torch.float64) / (counts.sum() * (et[1:] - et[:-1])))
-    return hist, edges
-
-
 __all__ = [
     "argpartition",
     "argsort",
-    "bincount",
-    "digitize",
-    "histogram",
     "in1d",
     "intersect1d",
     "isin",
