@@ -56,7 +56,8 @@ def write_text(path: str, text: str) -> None:
 
 
 def _compat_module(analysis: Analysis, name: str) -> str:
-    exts = {e.name: [u.id for u in analysis.effort.units if u.kind == "extension" and f"`{e.name}`" in u.label]
+    exts = {e.name: [u.id for u in analysis.effort.units if u.kind in ("extension", "extension_replaced")
+                  and f"`{e.name}`" in u.label]
             for e in analysis.inventory.extensions}
     table = "".join(f"    {n!r}: {', '.join(ids) or 'no unit'!r},\n" for n, ids in sorted(exts.items()))
     return f'''"""Device selection for {name} on Ascend NPUs (written by ascend-compat {__version__}).

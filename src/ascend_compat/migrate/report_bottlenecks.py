@@ -48,7 +48,28 @@ def _steps(ctx: Ctx, u: Unit, changes: list[Change]) -> list[str]:
                 "host, vector/cube code on the AI core).",
                 "Register the operator with torch_npu and call it where the CUDA kernel was launched.",
                 "Compare with the reference (`ascend-compat verify`) at the dtype's tolerance."]
-    if u.kind == "torch_npu_operator":
+    if u.kind == "kernel_variant":
+        return [f"Record the variant's inputs and outputs on the GPU ({first}).",
+                f"Add it as one more tiling case (dtype/layout) of {u.alternative}.",
+                "Compare with the reference (`ascend-compat verify`) at the dtype's tolerance."]
+    if u.family == "dsl_kernel":
+        return [f"Record the kernel's inputs and outputs on the GPU as the reference ({first}).",
+                f"Rewrite it in {u.alternative}: the GPU DSL's layouts, shared-memory pipeline and MMA atoms do "
+                "not carry over; keep its Python entry point.",
+                "Compare with the reference (`ascend-compat verify`) at the dtype's tolerance."]
+    if u.kind == "export_without_kernel":
+        name = u.label.split("`")[1] if "`" in u.label else "the export"
+        return [f"Read what `{name}` ({first}) runs: its device code is a functor or a library call (cuBLAS, "
+                "cuDNN, NCCL) shared with other exports.",
+                "Reimplement it with torch / torch_npu operators (HCCL for collectives), or as an Ascend C operator "
+                "registered under the same name in the extension's NPU build.",
+                "Compare with the CUDA output at the dtype's tolerance."]
+    if u.kind == "extension_replaced":
+        decl = md_code(u.refs[0]) if u.refs else first
+        return [f"Drop the extension's build entry ({decl}) from the NPU build.",
+                "Point its Python call sites at the torch_npu operators of its kernels (section 3.1).",
+                f"Re-test its {max(len(u.refs) - 1, 0)} Python use(s) (section 3.10)."]
+    if u.family == "torch_npu_operator":
         return [f"Route the call ({first}) to `{u.alternative}`.",
                 "Map arguments, layouts and quantization parameters (scales, zero points, group size).",
                 "Compare with the CUDA output at the dtype's tolerance; keep the kernel as a fallback until it passes."]
@@ -89,7 +110,7 @@ def _before_after(ctx: Ctx, u: Unit, section: str, changes: list[Change]) -> tup
         if line:
             return line[0], line[1], "# unchanged: compiled by triton-ascend; retune BLOCK sizes and num_warps at " \
                 f"the launch\n{line[1]}"
-    if u.kind == "torch_npu_operator" and u.alternative:
+    if u.family == "torch_npu_operator" and u.alternative:
         line = _source_line(ctx, u)
         if line:
             return line[0], line[1], f"# {u.alternative} (map the arguments as the plan says)\n" \

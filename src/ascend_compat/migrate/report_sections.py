@@ -213,12 +213,18 @@ def dependencies(doc: Doc, ctx: Ctx) -> None:
         doc.p("The repository declares and imports no third-party package.")
         return
     unit_of = {u.label.split("`")[1]: u for u in ctx.units if u.section == "dependencies" and "`" in u.label}
+    for unit in ctx.units:  # a dependency used only by kernels rewritten for the NPU goes with their unit
+        for f in unit.findings:
+            if f.category == "dependency":
+                unit_of.setdefault(f.api or f.message, unit)
     rows = []
     for d in deps_:
         compat, alt = judge(d)
         u = unit_of.get(d.name)
-        rows.append([md_code(d.name), ", ".join(sorted(d.specs)) or "any", compat, alt,
-                     f"{u.id}: {days(u.low, u.high)}" if u else "none", ", ".join(md_code(w) for w in d.where)])
+        cell = "none" if u is None else f"{u.id}: {days(u.low, u.high)}" + (
+            "" if u.section == "dependencies" else " (goes with this kernel's rewrite)")
+        rows.append([md_code(d.name), ", ".join(sorted(d.specs)) or "any", compat, alt, cell,
+                     ", ".join(md_code(w) for w in d.where)])
     doc.table(["Dependency", "Version", "Compatibility", "NPU alternative", "Effort unit", "Declared / imported at"],
               rows)
 

@@ -191,7 +191,9 @@ def follow_up(doc: Doc, ctx: Ctx, title: str) -> None:
     doc.h(2, title)
     rest = sorted((u for u in ctx.units if not adapted(ctx, u)), key=lambda u: (u.high, u.id))
     short = [u for u in rest if u.high <= 2 and u.kind not in ("kernel", "kernel_complex", "extension")]
-    mid = [u for u in rest if u not in short and u.kind not in ("kernel_complex",) and u.high <= 5]
+    # Re-blocked kernels, DSL rewrites and reimplemented CUDA-only dependencies are long-term work at any size.
+    mid = [u for u in rest if u not in short and u.high <= 5
+           and u.kind not in ("kernel_complex", "dsl_kernel", "dependency_rewrite")]
     long = [u for u in rest if u not in short and u not in mid]
 
     def line(us: list) -> str:
@@ -204,7 +206,8 @@ def follow_up(doc: Doc, ctx: Ctx, title: str) -> None:
     doc.ul(([f"Port the medium units: {line(mid)}."] if mid else [])
            + ["Compare precision and throughput against the GPU baseline (`verify`, `bench`)."])
     doc.h(3, "7.3 Long term")
-    doc.ul(([f"Rewrite the large units (kernels and extensions): {line(long)}."] if long else [])
+    doc.ul(([f"Rewrite the large units (complex and DSL kernels, CUDA-only dependencies): {line(long)}."]
+            if long else [])
            + ["Add an NPU job to CI: `ascend-compat check --fail-on error` and the test suite on an NPU runner."])
 
 
