@@ -65,10 +65,6 @@ def _load_testing(cp: types.ModuleType) -> None:
     spec.loader.exec_module(mod)
 
 
-def _errstate(**kwargs: Any) -> contextlib.AbstractContextManager[None]:
-    return contextlib.nullcontext()
-
-
 def _install_aliases() -> types.ModuleType:
     if DEVICE == "npu":
         from ascend_compat import simulate
@@ -97,8 +93,10 @@ def _install_aliases() -> types.ModuleType:
     fftpack = _module("cupyx.scipy.fftpack", get_fft_plan=lambda *a, **k: cuda._cuda_only.refuse("cuFFT plans"))
     scipy = _module("cupyx.scipy", sparse=sparse, fftpack=fftpack)
     cusolver = _module("cupyx.cusolver", check_availability=lambda name: True)
-    config = _module("cupyx._ufunc_config", get_config_linalg=lambda: "raise")
-    _module("cupyx", scipy=scipy, cusolver=cusolver, errstate=_errstate, seterr=lambda **k: {}, geterr=lambda: {},
+    from ascend_compat.cupy import _errstate as errs
+
+    config = _module("cupyx._ufunc_config", get_config_linalg=errs.get_config_linalg)
+    _module("cupyx", scipy=scipy, cusolver=cusolver, errstate=errs.errstate, seterr=errs.seterr, geterr=errs.geterr,
             allow_synchronize=lambda flag: contextlib.nullcontext(), _ufunc_config=config)
     _module("cupy_backends")
     _module("cupy_backends.cuda", stream=cuda.stream)

@@ -62,7 +62,8 @@ def test_copies_follow_numpy_strides(dev):  # noqa: F811
     ragged = [cp.arange(12).reshape(3, 4).T.copy(order="F"), cp.arange(12).reshape(3, 4).T]
     assert cp.array(ragged).strides == numpy.array([x.get() for x in ragged]).strides
     src = cp.arange(24, dtype=cp.float32).reshape(2, 3, 4)[:, ::2, :].swapaxes(0, 1)
-    host = src.get()
+    host = numpy.arange(24, dtype=numpy.float32).reshape(2, 3, 4)[:, ::2, :].swapaxes(0, 1)  # src's layout
+    assert src.get().flags.c_contiguous and src.get(order="F").flags.f_contiguous  # get() gives C order by default
     assert cp.empty_like(src, shape=(2, 2, 4)).strides == numpy.empty_like(host, shape=(2, 2, 4)).strides
     with pytest.warns(numpy.exceptions.ComplexWarning):
         cp.ones(3, dtype=cp.complex64).astype(cp.float32)

@@ -146,3 +146,21 @@ def test_correlate_longer_second_operand(cp):
             _same(cp.correlate(cp.asarray(a), cp.asarray(v), mode), numpy.correlate(a, v, mode), exact=False)
     with pytest.raises(ValueError):
         cp.correlate(cp.asarray(1.0), cp.asarray([1.0]))
+
+
+@pytest.mark.parametrize("name", ["add", "subtract", "maximum", "multiply"])
+def test_ufunc_at_broadcasts_a_multidimensional_b(cp, name):
+    host = numpy.arange(24, dtype=numpy.float64).reshape(4, 6)
+    b = numpy.arange(12.0).reshape(2, 6) + 1
+    a = cp.asarray(host)
+    getattr(cp, name).at(a, [1, 1], cp.asarray(b))  # a repeated row: both updates land, in order
+    getattr(numpy, name).at(host, [1, 1], b)
+    _same(a, host)
+    host = numpy.arange(24, dtype=numpy.int32).reshape(6, 4).T  # a non-contiguous target
+    a = cp.asarray(numpy.arange(24, dtype=numpy.int32).reshape(6, 4)).T
+    col = numpy.array([[1], [2], [3], [4]], numpy.int32)
+    getattr(cp, name).at(a, (slice(None), [0, 2, 0]), cp.asarray(col))
+    getattr(numpy, name).at(host, (slice(None), [0, 2, 0]), col)
+    _same(a, host)
+    with pytest.raises(ValueError):
+        getattr(cp, name).at(a, [0, 1], cp.ones((3, 3), dtype=cp.int32))

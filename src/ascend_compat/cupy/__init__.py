@@ -76,6 +76,8 @@ from ascend_compat.cupy import (  # _internals/_methods attach cupy._core names 
     _util,
     exceptions,
 )
+from ascend_compat.cupy._apply import *  # noqa: F403
+from ascend_compat.cupy._binary import *  # noqa: F403
 from ascend_compat.cupy._core import (
     array,
     asanyarray,
@@ -90,18 +92,24 @@ from ascend_compat.cupy._core import (
     ndarray,
 )
 from ascend_compat.cupy._creation import *  # noqa: F403
+from ascend_compat.cupy._dtypes import make_aligned_dtype
 from ascend_compat.cupy._extra import *  # noqa: F403
 from ascend_compat.cupy._functional import *  # noqa: F403
 from ascend_compat.cupy._gradient import *  # noqa: F403
 from ascend_compat.cupy._indexing import *  # noqa: F403
+from ascend_compat.cupy._io import *  # noqa: F403
 from ascend_compat.cupy._kernels import ElementwiseKernel, RawKernel, RawModule, ReductionKernel, fuse
 from ascend_compat.cupy._linalg_top import *  # noqa: F403
 from ascend_compat.cupy._manipulation import *  # noqa: F403
+from ascend_compat.cupy._memory import *  # noqa: F403
 from ascend_compat.cupy._misc import *  # noqa: F403
 from ascend_compat.cupy._more import *  # noqa: F403
 from ascend_compat.cupy._pad import *  # noqa: F403
+from ascend_compat.cupy._polynomial import *  # noqa: F403
+from ascend_compat.cupy._rearrange import *  # noqa: F403
 from ascend_compat.cupy._reduction import *  # noqa: F403
 from ascend_compat.cupy._sorting import *  # noqa: F403
+from ascend_compat.cupy._split import *  # noqa: F403
 from ascend_compat.cupy._stats import *  # noqa: F403
 from ascend_compat.cupy._ufunc import ufunc
 from ascend_compat.cupy._ufuncs import *  # noqa: F403
@@ -115,6 +123,8 @@ __version__ = "14.2.0+ascend_compat"
 
 _LAZY = {"linalg": "linalg", "fft": "fft", "random": "random", "cuda": "cuda", "testing": "testing",
          "sparse": None, "show_config": "_float64"}
+_LAZY["polynomial"] = "polynomial"
+_LAZY["lib"] = "lib"
 
 
 def __getattr__(name: str) -> Any:

@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import contextlib
 import math
-import operator
 import types
 import warnings
 from collections.abc import Iterator
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy
 import torch
 
-from ascend_compat.cupy import _dtypes
+from ascend_compat.cupy import _core_dlpack, _dtypes
+from ascend_compat.cupy._core_dlpack import export_tensor as _export_tensor
+from ascend_compat.cupy._core_flags import Flags, _MemoryPointer
 
 _CPU = torch.device("cpu")
 # ``cupy._core.internal`` helpers that CuPy's testing package uses.
@@ -74,6 +75,14 @@ class ndarray:  # noqa: N801
 
     __slots__ = ("__weakref__", "_base", "_dtype", "_t")
     __array_priority__ = 100
+    _t: torch.Tensor
+    _dtype: numpy.dtype
+    _base: Optional[ndarray]
+
+    if TYPE_CHECKING:  # methods and operators are attached at import by the modules defining them (_methods)
+        def __getattr__(self, name: str) -> Any: ...
+        def __getitem__(self, key: Any) -> Any: ...
+        def __setitem__(self, key: Any, value: Any) -> None: ...
 
     def __new__(cls, shape: Any, dtype: Any = float, memptr: Any = None, strides: Any = None,
                 order: Any = "C") -> ndarray:
@@ -168,9 +177,16 @@ class ndarray:  # noqa: N801
         if out is not None:
             if not isinstance(out, numpy.ndarray) or out.shape != arr.shape or out.dtype != dt:
                 raise ValueError("out must be a numpy.ndarray of the same shape and dtype")
+            if not (out.flags.c_contiguous or out.flags.f_contiguous):  # CuPy copies into contiguous memory only
+                raise RuntimeError("Cannot set to non-contiguous array")
             out[...] = arr
             return out
-        return arr
+        order = str(order).upper()
+        if order == "A":
+            order = "F" if self.flags.f_contiguous and not self.flags.c_contiguous else "C"
+        if order == "F" and not arr.flags.f_contiguous:
+            return numpy.asfortranarray(arr)
+        return numpy.ascontiguousarray(arr) if order == "C" and not arr.flags.c_contiguous else arr
 
     def set(self, arr: Any, stream: Any = None) -> None:
         """Copy the host array ``arr`` (same shape) into this array."""
@@ -193,14 +209,12 @@ class ndarray:  # noqa: N801
         return {"shape": self.shape, "typestr": self._dtype.str, "data": (self._t.data_ptr(), False),
                 "strides": self.strides, "version": 3}
 
-    def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
-        return _export_tensor(self).__dlpack__(**kwargs)
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: Optional[bool] = None) -> Any:
+        return _core_dlpack.dlpack(self, stream, max_version, dl_device, copy)
 
-    def __dlpack_device__(self) -> Any:
-        dev = self._t.device
-        if dev.type == "npu":  # torch's check only knows the name "privateuse1": the NPU is DLPack's ExtDev
-            return (12, dev.index or 0)
-        return self._t.__dlpack_device__()
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return _core_dlpack.dlpack_device(self)
 
     def toDlpack(self) -> Any:  # noqa: N802 (CuPy's name)
         """A DLPack capsule sharing this array's memory."""
@@ -281,7 +295,12 @@ class ndarray:  # noqa: N801
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         import ascend_compat.cupy as cp
 
-        mine = getattr(cp, func.__name__, None)
+        home: Any = cp  # numpy.linalg.qr -> cupy.linalg.qr, numpy.fft.fft -> cupy.fft.fft
+        for part in (func.__module__ or "numpy").split(".")[1:]:
+            if part.startswith("_"):
+                break
+            home = getattr(home, part, None)
+        mine = getattr(home, func.__name__, None) or getattr(cp, func.__name__, None)
         if mine is None or mine is func:
             return NotImplemented
         return mine(*args, **kwargs)
@@ -303,98 +322,6 @@ class ndarray:  # noqa: N801
         raise TypeError("unhashable type: 'ndarray'")
 
     # Methods (arithmetic, reductions, indexing, manipulation) are attached by the modules defining them.
-
-
-class Flags:
-    """``a.flags``: C/F contiguity and ownership, as CuPy's ``cupy._core.flags.Flags``."""
-
-    __slots__ = ("_c", "_f", "_own")
-    _NAMES = {"C_CONTIGUOUS": "c_contiguous", "F_CONTIGUOUS": "f_contiguous", "OWNDATA": "owndata",  # noqa: RUF012
-              "C": "c_contiguous", "F": "f_contiguous"}
-
-    def __init__(self, c_contiguous: Any, f_contiguous: Any, owndata: Any) -> None:
-        self._c, self._f, self._own = c_contiguous, f_contiguous, owndata
-
-    c_contiguous = property(lambda self: self._c)  # read-only, as in CuPy
-    f_contiguous = property(lambda self: self._f)
-    owndata = property(lambda self: self._own)
-
-    @classmethod
-    def of(cls, a: ndarray) -> Flags:
-        shape, stride = a._t.shape, a._t.stride()
-        return cls(_contiguous(shape, stride, False), _contiguous(shape, stride, True), a._base is None)
-
-    @property
-    def forc(self) -> bool:
-        return bool(self.c_contiguous or self.f_contiguous)
-
-    @property
-    def fnc(self) -> bool:
-        return bool(self.f_contiguous and not self.c_contiguous)
-
-    def __getitem__(self, key: str) -> Any:
-        try:
-            return getattr(self, self._NAMES[key.upper()])
-        except KeyError:
-            raise KeyError(f"{key} is not defined for cupy.ndarray.flags") from None
-
-    def __repr__(self) -> str:
-        return "\n".join(f"  {k} : {getattr(self, v)}" for k, v in list(self._NAMES.items())[:3])
-
-
-def _contiguous(shape: Any, stride: Any, reverse: bool) -> bool:
-    if 0 in shape:  # an empty array is both C- and F-contiguous, whatever its strides (as in NumPy)
-        return True
-    expected = 1
-    dims = range(len(shape)) if reverse else range(len(shape) - 1, -1, -1)
-    for d in dims:
-        n = shape[d]
-        if n != 1 and stride[d] != expected:
-            return False
-        expected *= n
-    return True
-
-
-class _MemoryPointer:
-    """The ``.data`` of an array: its device address (``ptr``), ``offset`` bytes into the array's memory."""
-
-    __slots__ = ("_a", "offset")
-
-    def __init__(self, a: ndarray, offset: int = 0) -> None:
-        self._a, self.offset = a, offset
-
-    @property
-    def ptr(self) -> int:
-        return self._a._t.data_ptr() + self.offset
-
-    @property
-    def mem(self) -> Any:
-        """The allocation (``size`` in bytes) holding the array."""
-        return types.SimpleNamespace(size=self._a._t.untyped_storage().nbytes(), ptr=self._a._t.data_ptr())
-
-    @property
-    def device_id(self) -> int:
-        return self._a._t.device.index or 0
-
-    def __add__(self, nbytes: int) -> _MemoryPointer:
-        return _MemoryPointer(self._a, self.offset + operator.index(nbytes))
-
-    def __sub__(self, nbytes: int) -> _MemoryPointer:
-        return _MemoryPointer(self._a, self.offset - operator.index(nbytes))
-
-    def __int__(self) -> int:
-        return self.ptr
-
-
-def _export_tensor(a: ndarray) -> torch.Tensor:
-    t = a._t.detach()
-    if a._dtype in _dtypes.WIDENED:  # export the real unsigned type (a copy for uint16/32)
-        t = t.view(torch.uint64) if a._dtype == _dtypes.UINT64 else t.to(_unsigned_torch(a._dtype))
-    return t.resolve_conj()
-
-
-def _unsigned_torch(dt: numpy.dtype) -> torch.dtype:
-    return {2: torch.uint16, 4: torch.uint32, 8: torch.uint64}[dt.itemsize]
 
 
 def _root(a: ndarray) -> ndarray:

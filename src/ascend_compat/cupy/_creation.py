@@ -9,11 +9,13 @@ from typing import Any, Optional
 import numpy
 import torch
 
-from ascend_compat.cupy import _dtypes
+from ascend_compat.cupy import _alloc as _alloc_mod
+from ascend_compat.cupy import _dtypes, _float64
 from ascend_compat.cupy._core import _wrap, asarray, current_torch_device, ndarray
 from ascend_compat.cupy._dtypes import cast_tensor, storage_dtype, to_numpy_dtype
 
 _F64 = numpy.dtype(numpy.float64)
+_WIDE_FLOATS = (_F64, numpy.dtype(numpy.complex128))
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
@@ -31,6 +33,8 @@ def _shape(shape: Any) -> tuple[int, ...]:
 
 
 def _alloc(shape: Any, dt: numpy.dtype, order: str, fill: Any = None) -> torch.Tensor:
+    """A new tensor for an array of ``shape`` and ``dt`` in ``order``, filled with ``fill`` unless None (large CPU
+    arrays get huge pages, as NumPy's do); the device running out of memory raises CuPy's ``OutOfMemoryError``."""
     shp = _shape(shape)
     dev = current_torch_device()
     order = order.upper() if isinstance(order, str) else order
@@ -38,19 +42,24 @@ def _alloc(shape: Any, dt: numpy.dtype, order: str, fill: Any = None) -> torch.T
         raise ValueError(f"order not understood: {order!r}")
     tdt = storage_dtype(dt)
     rev = shp[::-1] if order == "F" and len(shp) > 1 else None
+    size = shp if rev is None else rev
     try:
-        if rev is not None:
-            t = torch.empty(rev, dtype=tdt, device=dev) if fill is None else torch.full(rev, fill, dtype=tdt,
-                                                                                         device=dev)
-            return t.permute(*range(len(shp) - 1, -1, -1))
-        if fill is None:
-            return torch.empty(shp, dtype=tdt, device=dev)
-        return torch.full(shp, fill, dtype=tdt, device=dev)
-    except torch.OutOfMemoryError as exc:  # CuPy's type, a subclass of the backend's
-        from ascend_compat.cupy.cuda.memory import OutOfMemoryError
+        big = math.prod(size) * dt.itemsize >= _alloc_mod.THRESHOLD
+        t = _alloc_mod.empty_if_large(size, tdt, dev) if big else None
+        if t is None:
+            t = torch.empty(size, dtype=tdt, device=dev) if fill is None else torch.full(size, fill, dtype=tdt,
+                                                                                        device=dev)
+        elif fill is not None:
+            t.fill_(fill)
+    except torch.OutOfMemoryError as exc:
+        _alloc_mod.raise_cupy_oom(exc, math.prod(shp) * dt.itemsize)
+    return t if rev is None else t.permute(*range(len(shp) - 1, -1, -1))
 
-        nbytes = math.prod(shp) * dt.itemsize
-        raise OutOfMemoryError(nbytes, message=f"Out of memory allocating {nbytes:,} bytes: {exc}") from exc
+
+def _policy(dtype: Any) -> numpy.dtype:
+    """``dtype`` as a NumPy dtype, under the float64 policy of the current device (``ASCEND_COMPAT_CUPY_FLOAT64``)."""
+    dt = to_numpy_dtype(dtype)
+    return _float64.check_dtype(dt, current_torch_device()) if dt.char in "dD" else dt
 
 
 def _fill_value(value: Any, dt: numpy.dtype) -> Any:
@@ -62,28 +71,27 @@ def _fill_value(value: Any, dt: numpy.dtype) -> Any:
 
 
 def empty(shape: Any, dtype: Any = float, order: str = "C") -> ndarray:
-    dt = to_numpy_dtype(dtype)
+    dt = _policy(dtype)
     return _wrap(_alloc(shape, dt, order), dt)
 
 
 def zeros(shape: Any, dtype: Any = float, order: str = "C") -> ndarray:
-    dt = to_numpy_dtype(dtype)
+    dt = _policy(dtype)
     return _wrap(_alloc(shape, dt, order, 0), dt)
 
 
 def ones(shape: Any, dtype: Any = float, order: str = "C") -> ndarray:
-    dt = to_numpy_dtype(dtype)
+    dt = _policy(dtype)
     return _wrap(_alloc(shape, dt, order, 1), dt)
 
 
 def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C") -> ndarray:
     if isinstance(fill_value, ndarray):
         dt = fill_value._dtype if dtype is None else to_numpy_dtype(dtype)
-        out = empty(shape, dt, order)
+        out = empty(shape, dt, order)  # (empty applies the float64 policy)
         out[...] = fill_value
         return out
-    dt = numpy.array(fill_value).dtype if dtype is None else to_numpy_dtype(dtype)
-    dt = to_numpy_dtype(dt)
+    dt = _policy(numpy.array(fill_value).dtype if dtype is None else dtype)
     return _wrap(_alloc(shape, dt, order, _fill_value(fill_value, dt)), dt)
 
 
@@ -92,7 +100,7 @@ def empty_like(a: Any, dtype: Any = None, order: str = "K", subok: Any = None, s
     if subok:
         raise TypeError("subok is not supported")
     src = a if isinstance(a, ndarray) else asarray(a)
-    dt = src._dtype if dtype is None else to_numpy_dtype(dtype)
+    dt = _policy(src._dtype if dtype is None else dtype)
     shp = src.shape if shape is None else _shape(shape)
     order = order.upper() if isinstance(order, str) else "K"
     f_only = src.flags.f_contiguous and not src.flags.c_contiguous
@@ -131,6 +139,7 @@ def copy(a: Any, order: str = "K") -> ndarray:
     return asarray(a).copy(order=order)
 
 
+@_alloc_mod.maps_oom
 def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> ndarray:
     """Evenly spaced values in ``[start, stop)`` (NumPy's length and dtype rules)."""
     if stop is None:
@@ -139,7 +148,7 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> nd
         step = 1
     if step == 0:
         raise ZeroDivisionError("step must not be zero")
-    dt = numpy.result_type(start, stop, step) if dtype is None else to_numpy_dtype(dtype)
+    dt = _policy(numpy.result_type(start, stop, step) if dtype is None else dtype)
     if isinstance(start, bool) and isinstance(stop, bool) and dtype is None:
         dt = numpy.dtype(numpy.int64)
     n = max(int(math.ceil((stop - start) / step)), 0) if not isinstance(start, complex) else 0  # noqa: RUF046
@@ -149,10 +158,19 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> nd
         return _wrap(cast_tensor(t, numpy.dtype(numpy.int64), dt), dt)
     if dt.kind == "b" and n > 2:
         raise TypeError("arange() is only supported for booleans when the result has at most length 2.")
-    t = torch.arange(n, dtype=torch.float64, device=dev) * float(step) + float(start)
-    return _wrap(cast_tensor(t, _F64, dt), dt)
+    work = _work_dtype(_F64, dev)
+    t = torch.arange(n, dtype=storage_dtype(work), device=dev) * float(step) + float(start)
+    return _wrap(cast_tensor(t, work, dt), dt)
 
 
+def _work_dtype(dt: numpy.dtype, dev: torch.device) -> numpy.dtype:
+    """``dt`` for intermediate work, in single precision where the float64 policy is not ``native``."""
+    if dt in _WIDE_FLOATS and _float64.policy(dev) != "native":
+        return numpy.dtype(numpy.complex64 if dt.kind == "c" else numpy.float32)
+    return dt
+
+
+@_alloc_mod.maps_oom
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
              dtype: Any = None, axis: int = 0) -> Any:
     """``num`` evenly spaced samples over ``[start, stop]``."""
@@ -164,12 +182,14 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
         start = asarray(start)
     if isinstance(stop, (list, tuple)):
         stop = asarray(stop)
-    st, sp = _as_float_tensor(start), _as_float_tensor(stop)
     res_dt = numpy.result_type(_dt_of(start), _dt_of(stop), 1.0)
+    dt = _policy(res_dt if dtype is None else dtype)
+    res_dt = _work_dtype(res_dt, current_torch_device())
     calc = storage_dtype(res_dt)  # NumPy computes in the result type (float32 stays float32)
+    st, sp = _as_float_tensor(start, calc), _as_float_tensor(stop, calc)
     st, sp = torch.broadcast_tensors(st.to(calc), sp.to(calc))
     delta = sp - st
-    idx = torch.arange(num, dtype=torch.float64, device=st.device).to(calc).reshape((-1,) + (1,) * st.dim())
+    idx = torch.arange(num, device=st.device).to(calc).reshape((-1,) + (1,) * st.dim())
     step = delta / div if div > 0 else torch.full_like(delta, float("nan"))
     if div > 0 and bool((step == 0).any()):  # the step underflows: scale before multiplying (NumPy's order)
         y = idx / div * delta + st
@@ -177,7 +197,6 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
         y = idx * step + st if div > 0 else idx * delta + st
     if endpoint and num > 1:
         y[-1] = sp
-    dt = res_dt if dtype is None else to_numpy_dtype(dtype)
     if dt.kind in "iu":
         y = torch.floor(y.real if y.is_complex() else y)
     out = _wrap(cast_tensor(y.to(storage_dtype(res_dt)), res_dt, dt), dt)
@@ -195,18 +214,18 @@ def _dt_of(v: Any) -> Any:
     return v._dtype if isinstance(v, ndarray) else v
 
 
-def _as_float_tensor(v: Any) -> torch.Tensor:
+def _as_float_tensor(v: Any, calc: torch.dtype) -> torch.Tensor:
     if isinstance(v, ndarray):
-        return v._t if v._dtype.kind in "fc" else cast_tensor(v._t, v._dtype, _F64)
-    return torch.tensor(v, dtype=torch.complex128 if isinstance(v, complex) else torch.float64,
-                        device=current_torch_device())
+        return v._t if v._dtype.kind in "fc" else cast_tensor(v._t, v._dtype, to_numpy_dtype(calc))
+    return torch.tensor(v, dtype=calc, device=current_torch_device())
 
 
+@_alloc_mod.maps_oom
 def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: float = 10.0,
              dtype: Any = None, axis: int = 0) -> ndarray:
     y = linspace(start, stop, num, endpoint=endpoint, axis=axis)
     t = torch.pow(torch.tensor(float(base), dtype=y._t.dtype, device=y._t.device), y._t)
-    dt = y._dtype if dtype is None else to_numpy_dtype(dtype)
+    dt = y._dtype if dtype is None else _policy(dtype)
     if dt.kind in "iu":
         t = torch.floor(t)
     return _wrap(cast_tensor(t, y._dtype, dt), dt)
@@ -235,12 +254,14 @@ def identity(n: int, dtype: Any = float) -> ndarray:
     return eye(n, dtype=dtype)
 
 
+@_alloc_mod.maps_oom
 def tri(N: int, M: Optional[int] = None, k: int = 0, dtype: Any = float) -> ndarray:  # noqa: N803
-    dt = to_numpy_dtype(dtype)
+    dt = _policy(dtype)
     t = torch.ones((N, N if M is None else M), dtype=torch.bool, device=current_torch_device()).tril(k)
     return _wrap(cast_tensor(t, _dtypes.BOOL, dt), dt)
 
 
+@_alloc_mod.maps_oom
 def _tri_apply(m: Any, k: int, fn: Any) -> ndarray:
     a = asarray(m)
     t = a._t
@@ -261,6 +282,7 @@ def triu(m: Any, k: int = 0) -> ndarray:
     return _tri_apply(m, k, torch.triu)
 
 
+@_alloc_mod.maps_oom
 def diag(v: Any, k: int = 0) -> ndarray:
     a = asarray(v)
     if a.ndim == 1:
@@ -277,6 +299,7 @@ def diagflat(v: Any, k: int = 0) -> ndarray:
     return diag(asarray(v).ravel(), k)
 
 
+@_alloc_mod.maps_oom
 def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> tuple[ndarray, ...]:
     if indexing not in ("xy", "ij"):
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
@@ -327,6 +350,7 @@ def genfromtxt(*args: Any, **kwargs: Any) -> ndarray:
     return asarray(numpy.genfromtxt(*args, **kwargs))
 
 
+@_alloc_mod.maps_oom
 def vander(x: Any, N: Optional[int] = None, increasing: bool = False) -> ndarray:  # noqa: N803
     a = asarray(x)
     if a.ndim != 1:

@@ -136,3 +136,61 @@ def cast_tensor(t: torch.Tensor, src: numpy.dtype, dst: numpy.dtype) -> torch.Te
         big = t >= 9223372036854775808.0
         return torch.where(big, (t - 18446744073709551616.0), t).to(torch.int64)
     return t.to(_NP_TO_TORCH[dst])
+
+
+def _device_alignment(dt: numpy.dtype) -> int:
+    """The alignment a device kernel needs for one value of ``dt`` (complex: its whole itemsize, as CUDA's
+    ``complex<T>``; a subarray: its element's; raw bytes: 1)."""
+    if dt.subdtype is not None:
+        return _device_alignment(dt.subdtype[0])
+    if dt.kind == "V":
+        return 1 if dt.fields is None else _aligned(dt, -1, True)[1]
+    return dt.itemsize
+
+
+def _aligned(dt: numpy.dtype, alignment: int, recurse: bool) -> tuple[numpy.dtype, int]:
+    names: list[str] = []
+    offsets: list[int] = []
+    formats: list[numpy.dtype] = []
+    offset, align, end = 0, 1, 0
+    fields: dict[str, Any] = dict(dt.fields or {})
+    for name, (sub, off, *_) in fields.items():
+        if off < end:
+            raise ValueError("make_aligned_dtype() only supports well behaved in-order fields as it ignores "
+                             "field offsets.")
+        end = off + sub.itemsize
+        meta = dict(sub.metadata or {}).get("__cuda_alignment__")
+        if meta is not None:
+            sub_align = int(meta)
+        elif sub.kind == "V" and sub.fields is not None:
+            sub, sub_align = _aligned(sub, -1, True) if recurse else (sub, sub.alignment)
+        else:
+            sub_align = _device_alignment(sub)
+        offset += -offset % sub_align
+        align = max(align, sub_align)
+        names.append(name)
+        offsets.append(offset)
+        formats.append(sub)
+        offset += sub.itemsize
+    extra: dict[str, Any] = {}
+    if alignment != -1:
+        if alignment < align:
+            raise ValueError(f"make_aligned_dtype(): given alignment={alignment} smaller than minimum alignment "
+                             f"{align}")
+        align, extra = alignment, {"metadata": {"__cuda_alignment__": alignment}}
+    itemsize = -(-offset // align) * align
+    if dt.itemsize > itemsize:
+        raise ValueError("Input descriptor had larger itemsize than inferred.")
+    spec = {"names": names, "offsets": offsets, "formats": formats, "itemsize": itemsize}
+    return numpy.dtype(spec, align=True, **extra), align  # type: ignore[call-overload]
+
+
+def make_aligned_dtype(dtype: Any, *, alignment: int = -1, recurse: bool = True) -> numpy.dtype:
+    """``cupy.make_aligned_dtype``: ``dtype`` (structured) with every field at the offset a device kernel needs
+    and the itemsize padded to the largest field alignment (or ``alignment``, a power of 2)."""
+    if alignment != -1 and (alignment <= 0 or alignment & (alignment - 1)):
+        raise ValueError("Reasonable alignments must be >0 and a power of 2.")
+    dt = numpy.dtype(dtype, align=True)
+    if dt.kind != "V" or dt.fields is None:
+        raise ValueError("make_aligned_dtype() only supports structured dtypes.")
+    return _aligned(dt, alignment, recurse)[0]

@@ -342,37 +342,8 @@ def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> ndarray
     return R.sum(U.multiply(d, U.add(hi, lo)) / 2.0, axis=ax)
 
 
-def polyval(p: Any, x: Any) -> ndarray:
-    pa = asarray(p)
-    y = U.multiply(asarray(x), 0)
-    for i in range(pa.shape[0]):
-        y = U.add(U.multiply(y, x), pa[i])
-    return y
-
-
-def may_share_memory(a: Any, b: Any, max_work: Any = None) -> bool:
-    return shares_memory(a, b)
-
-
-def shares_memory(a: Any, b: Any, max_work: Any = None) -> bool:
-    if not (isinstance(a, ndarray) and isinstance(b, ndarray)):
-        return False
-    sa, sb = a._t.untyped_storage(), b._t.untyped_storage()
-    if sa.data_ptr() != sb.data_ptr() or a.size == 0 or b.size == 0:
-        return False
-    lo_a, hi_a = _extent(a)
-    lo_b, hi_b = _extent(b)
-    return lo_a < hi_b and lo_b < hi_a
-
-
-def _extent(a: ndarray) -> tuple[int, int]:
-    start = a._t.data_ptr()
-    span = sum((n - 1) * s for n, s in zip(a._t.shape, a._t.stride())) + 1
-    return start, start + span * a._t.element_size()
-
-
 __all__ = ["allclose", "angle", "around", "array_equal", "array_equiv", "can_cast", "clip", "common_type",
            "convolve", "correlate", "diff", "ediff1d", "fix", "i0", "imag", "interp", "isclose", "iscomplex",
-           "iscomplexobj", "isfortran", "isneginf", "isposinf", "isreal", "isrealobj", "isscalar", "may_share_memory",
-           "min_scalar_type", "nan_to_num", "ndim", "polyval", "real", "result_type", "round", "round_", "shape",
-           "shares_memory", "sinc", "size", "trapezoid"]
+           "iscomplexobj", "isfortran", "isneginf", "isposinf", "isreal", "isrealobj", "isscalar",
+           "min_scalar_type", "nan_to_num", "ndim", "real", "result_type", "round", "round_", "shape",
+           "sinc", "size", "trapezoid"]

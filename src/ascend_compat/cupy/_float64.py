@@ -12,6 +12,11 @@ float64 (or complex128) array would be made on such a device:
 The default is what the chip supports: ``native`` where float64 is supported or limited (it runs, maybe slowly),
 ``error`` where the backend has none (``dtype_support.json``) or where the simulated chip was installed with
 ``float64="error"``. A downcast never happens silently. The policy does not apply to CPU and CUDA devices.
+
+It applies where arrays are made with a float64/complex128 dtype, by default or on request: the creation functions
+(``zeros``, ``ones``, ``empty``, ``full``, ``*_like``, ``arange``, ``linspace``, ``logspace``, ``eye``, ``tri``),
+``astype``, ``random``, ``fft`` and ``linalg``. Arrays copied from host float64 data and ufunc results whose NumPy
+type is float64 are not checked yet.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from types import FrameType
 from typing import Any, Optional
 
 import numpy
@@ -81,8 +87,8 @@ def policy(device: Any = None) -> str:
 def check_dtype(dtype: Any, device: Any = None) -> numpy.dtype:
     """The dtype to allocate for a requested ``dtype`` on ``device`` under the float64 policy.
 
-    Returns ``dtype`` unchanged, its single-precision counterpart (with a warning) under ``downcast-warn``, or
-    raises :class:`Float64Error` under ``error``.
+    Returns ``dtype`` unchanged, its single-precision counterpart (with a warning pointing at the caller's line
+    outside this package) under ``downcast-warn``, or raises :class:`Float64Error` under ``error``.
     """
     want = numpy.dtype(dtype)
     if want not in _DOWNCAST:
@@ -98,8 +104,20 @@ def check_dtype(dtype: Any, device: Any = None) -> numpy.dtype:
         )
     to = _DOWNCAST[want]
     warnings.warn(f"{want} downcast to {to} on the {where} device ({ENV}=downcast-warn)",
-                  Float64DowncastWarning, stacklevel=3)
+                  Float64DowncastWarning, stacklevel=_caller_level())
     return to
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` (for a warning issued by ``check_dtype``) of the first frame outside this package."""
+    frame: Optional[FrameType] = sys._getframe(2)  # check_dtype's caller
+    level = 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _config_rows() -> list[tuple[str, str]]:

@@ -1,10 +1,12 @@
 """``vectorize`` and ``piecewise``.
 
-``vectorize`` first calls the Python function once on whole device arrays (arithmetic, comparisons and ufuncs
-then run as array operations on the device). A function that cannot run on arrays (``if x > 0:``, ``max(x, y)``,
-loops over scalars) is evaluated element by element with ``numpy.vectorize`` on a host copy, as NumPy does, and
-the result is moved back: correct, but host-bound, so it is slow for large arrays. CuPy instead compiles such
-functions to CUDA, which has no counterpart here.
+``vectorize`` calls the Python function on whole device arrays (arithmetic, comparisons and ufuncs then run as
+array operations on the device). As ``numpy.vectorize`` hands the function Python scalars, the arrays are widened
+to int64/float64/complex128 for that call and the results cast to the types one call on the first elements
+gives. A function that cannot run on arrays (``if x > 0:``, ``max(x, y)``, loops over scalars) is evaluated
+element by element with ``numpy.vectorize`` on a host copy, as NumPy does, and the result is moved back: correct,
+but host-bound, so it is slow for large arrays. CuPy instead compiles such functions to CUDA, which has no
+counterpart here (nor its compile-time type errors).
 """
 
 from __future__ import annotations
@@ -30,34 +32,63 @@ class vectorize:  # noqa: N801 (NumPy's name)
         self.__doc__ = doc if doc is not None else pyfunc.__doc__
 
     def __call__(self, *args: Any) -> Any:
+        # numpy.vectorize makes arrays of scalar arguments first: they take part with their own (strong) type
+        args = tuple(asarray(a) if isinstance(a, (bool, int, float, complex, numpy.generic)) else a for a in args)
         out = self._on_arrays(args)
         if out is None:
             host = [a.get() if isinstance(a, ndarray) else a for a in args]
             res = numpy.vectorize(self.pyfunc, otypes=self.otypes)(*host)
+            for r in res if isinstance(res, tuple) else (res,):
+                if r.dtype.kind not in "biufc":
+                    raise TypeError(f"vectorize: the function returned {r.dtype} values, which a device array "
+                                    "cannot hold")
             return tuple(asarray(r) for r in res) if isinstance(res, tuple) else asarray(res)
-        if self.otypes:
-            otypes = list(self.otypes)
-            out = tuple(o.astype(t) for o, t in zip(out, otypes)) if isinstance(out, tuple) else out.astype(otypes[0])
         return out
 
     def _on_arrays(self, args: tuple[Any, ...]) -> Any:
-        """The function applied to whole arrays, broadcast to the inputs' shape; None when it cannot be."""
+        """The function applied to whole arrays, broadcast to the inputs' shape; None when it cannot be.
+
+        NumPy calls the function on Python scalars (float64/complex128/int arithmetic) and casts the results to
+        the types one call on the first elements gives; the arrays are widened the same way here.
+        """
         from ascend_compat.cupy._manipulation import broadcast_shapes, broadcast_to
 
         arrays = [a for a in args if isinstance(a, ndarray)]
-        if not arrays:
+        if not arrays or any(a.size == 0 for a in arrays):
             return None
+        if any(a.dtype.kind == "c" for a in arrays):
+            # NumPy's first call gets NumPy scalars, the others Python scalars (complex numbers without an order):
+            # the same calls raise the same errors here
+            heads = [a.reshape(-1)[:1].get()[0] if isinstance(a, ndarray) else a for a in args]
+            self.pyfunc(*heads)
+            self.pyfunc(*[h.item() if isinstance(h, numpy.generic) else h for h in heads])
         shape = broadcast_shapes(*[a.shape for a in arrays])
         try:
             with numpy.errstate(all="ignore"):
-                res = self.pyfunc(*args)
+                first = self.pyfunc(*[a.reshape(-1)[:1].copy() if isinstance(a, ndarray) else a for a in args])
+                try:
+                    res = self.pyfunc(*[_widened(a, True) for a in args])
+                except Exception:  # e.g. an explicit dtype= that the wider type cannot cast to: the own types
+                    res = self.pyfunc(*[_widened(a, False) for a in args])
         except Exception:  # scalar-only Python code: evaluated elementwise on the host, as NumPy does
             return None
         parts: Any = res if isinstance(res, tuple) else (res,)
-        if not all(isinstance(p, ndarray) for p in parts):
+        firsts: Any = first if isinstance(first, tuple) else (first,)
+        if not all(isinstance(p, ndarray) for p in (*parts, *firsts)) or len(parts) != len(firsts):
             return None
-        parts = tuple(p if p.shape == shape else asarray(broadcast_to(p, shape), order="C") for p in parts)
+        types = list(self.otypes) if self.otypes else [f.dtype for f in firsts]
+        parts = tuple(asarray(broadcast_to(p, shape) if p.shape != shape else p, dtype=t, order="C")
+                      for p, t in zip(parts, types))
         return parts if isinstance(res, tuple) else parts[0]
+
+
+def _widened(a: Any, widen: bool) -> Any:
+    """A copy of ``a`` (the function may update its argument in place) in the precision of the Python scalar
+    NumPy hands the function (int64, float64, complex128)."""
+    if not isinstance(a, ndarray):
+        return a
+    wide = {"i": numpy.int64, "u": numpy.int64, "f": numpy.float64, "c": numpy.complex128}.get(a.dtype.kind)
+    return a.copy() if not widen or wide is None or a.dtype == numpy.uint64 else a.astype(wide)
 
 
 def piecewise(x: Any, condlist: Any, funclist: Any) -> ndarray:

@@ -3,114 +3,16 @@ nonzero/compress, ``ix_``, ``r_``/``c_``, index helpers."""
 
 from __future__ import annotations
 
-import math
-import operator
-import types
 from typing import Any, Optional
 
 import numpy
 import torch
 
 from ascend_compat.cupy import _dtypes
-from ascend_compat.cupy._core import _root, _wrap, asarray, current_torch_device, ndarray
+from ascend_compat.cupy._core import _root, _wrap, asarray, ndarray
 from ascend_compat.cupy._dtypes import cast_tensor, to_numpy_dtype
-from ascend_compat.cupy._manipulation import concatenate, normalize_axis
-
-_BASIC = (int, slice, type(None), type(Ellipsis))
-
-
-def _index_tensor(x: Any, device: torch.device) -> Any:
-    if not isinstance(x, ndarray) and hasattr(x, "__cupy_get_ndarray__"):
-        x = x.__cupy_get_ndarray__()
-    elif isinstance(x, list) and any(isinstance(v, ndarray) or hasattr(v, "__cupy_get_ndarray__") for v in x):
-        x = asarray(x)  # a list of device arrays is one (stacked) index array
-    if isinstance(x, ndarray):
-        if x._dtype.kind == "b":
-            return x._t
-        if x._dtype.kind not in "iu":
-            raise IndexError("arrays used as indices must be of integer (or boolean) type")
-        return x._t if x._t.dtype == torch.int64 else x._t.to(torch.int64)
-    if isinstance(x, (list, numpy.ndarray)):
-        arr = numpy.asarray(x)
-        if arr.size == 0 and arr.dtype.kind == "f" and isinstance(x, list):  # [] is an empty integer index
-            arr = arr.astype(numpy.int64)
-        if arr.dtype.kind not in "iub":
-            raise IndexError("arrays used as indices must be of integer (or boolean) type")
-        return torch.from_numpy(arr if arr.dtype.kind == "b" else arr.astype(numpy.int64)).to(device)
-    if isinstance(x, numpy.integer):
-        return int(x)
-    if isinstance(x, (numpy.bool_, bool)):
-        return bool(x)
-    if isinstance(x, float) or isinstance(x, numpy.floating):
-        raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or "
-                         "boolean arrays are valid indices")
-    return x
-
-
-def _prepare(t: torch.Tensor, key: Any) -> tuple[torch.Tensor, Any, bool]:
-    """The tensor (negative-step dimensions flipped) and a torch-compatible key; third: whether it is basic."""
-    if not isinstance(key, tuple):
-        key = (key,)
-    basic = all(type(k) in _BASIC for k in key)
-    if basic and not any(type(k) is slice and k.step is not None and k.step < 0 for k in key):
-        return t, key, True
-    dev = t.device
-    # device integer arrays wrap out-of-range entries, as CuPy's kernels do (no bounds check on the device)
-    wraps = [isinstance(k, ndarray) and k._dtype.kind in "iu" for k in key]
-    key = tuple(_index_tensor(k, dev) for k in key)
-    if any(isinstance(k, torch.Tensor) and k.dtype == torch.bool and k.numel() == 0 for k in key):
-        key = _empty_masks_as_ints(key, tuple(t.shape))
-    n_ell = sum(k is Ellipsis for k in key)
-    if n_ell > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    used = sum(0 if isinstance(k, bool) else 1 if not isinstance(k, torch.Tensor) or k.dtype != torch.bool
-               else k.dim() for k in key if k is not None and k is not Ellipsis)
-    if used > t.dim():
-        raise IndexError(f"too many indices for array: array is {t.dim()}-dimensional, but {used} were indexed")
-    flips, out, dim = [], [], 0
-    for pos, k in enumerate(key):
-        if pos < len(wraps) and wraps[pos] and t.dim() > dim and t.shape[dim]:
-            k = k % t.shape[dim]
-        if k is Ellipsis:
-            dim += t.dim() - used
-        elif k is None or isinstance(k, bool):
-            pass
-        elif type(k) is slice and k.step is not None and k.step < 0:
-            n = t.shape[dim]
-            start, stop, step = k.indices(n)
-            flips.append(dim)
-            k = slice(n - 1 - start, n - 1 - stop if stop >= -1 else None, -step)
-            dim += 1
-        elif isinstance(k, torch.Tensor) and k.dtype == torch.bool:
-            dim += k.dim()
-        else:
-            dim += 1
-        out.append(k)
-    if flips:
-        t = t.flip(flips)
-    return t, tuple(out), False
-
-
-def _empty_masks_as_ints(key: tuple[Any, ...], shape: tuple[int, ...]) -> tuple[Any, ...]:
-    """NumPy reads an empty boolean index as empty integer indices, one per mask dimension (each mask dimension
-    must be 0 or match the array's)."""
-    out: list[Any] = []
-    dim: Optional[int] = 0
-    for k in key:
-        is_mask = isinstance(k, torch.Tensor) and k.dtype == torch.bool
-        if is_mask and k.numel() == 0:
-            if dim is not None and any(n not in (0, shape[dim + i]) for i, n in enumerate(k.shape)
-                                       if dim + i < len(shape)):
-                raise IndexError(f"boolean index of shape {tuple(k.shape)} did not match the indexed array "
-                                 f"of shape {shape} at axis {dim}")
-            out.extend(torch.zeros(0, dtype=torch.int64, device=k.device) for _ in range(max(k.dim(), 1)))
-        else:
-            out.append(k)
-        if k is Ellipsis:
-            dim = None  # positions after an ellipsis are not checked here (torch checks them)
-        elif dim is not None and k is not None and not isinstance(k, bool):
-            dim += k.dim() if is_mask else 1
-    return tuple(out)
+from ascend_compat.cupy._indexing_keys import _advanced_block, _move_block, _prepare
+from ascend_compat.cupy._manipulation import normalize_axis
 
 
 def getitem(a: ndarray, key: Any) -> ndarray:
@@ -121,6 +23,10 @@ def getitem(a: ndarray, key: Any) -> ndarray:
         raise
     except RuntimeError as exc:
         raise IndexError(str(exc)) from None
+    if not basic:
+        block = _advanced_block(t.dim(), k)
+        if block is not None:
+            r = _move_block(r, *block).contiguous()
     return _wrap(r, a._dtype, base=_root(a) if basic else None)
 
 
@@ -144,7 +50,7 @@ def _value_tensor(a: ndarray, value: Any) -> Any:
 
 def setitem(a: ndarray, key: Any, value: Any) -> None:
     v = _value_tensor(a, value)
-    t, k, basic = _prepare(a._t, key)  # noqa: RUF059
+    t, k, basic = _prepare(a._t, key)
     if t is not a._t:  # negative steps: write through the flat positions the key selects
         pos = _wrap(torch.arange(a.size, device=a._t.device).reshape(a.shape))[key]._t
         flat = a._t.view(-1) if a._t.is_contiguous() else None
@@ -154,6 +60,12 @@ def setitem(a: ndarray, key: Any, value: Any) -> None:
         if flat is None:
             a._t.copy_(target.reshape(a.shape))
         return
+    block = None if basic or not isinstance(v, torch.Tensor) or v.dim() == 0 else _advanced_block(t.dim(), k)
+    if block is not None:  # ``v`` is laid out in NumPy's order of the result's dimensions: give it torch's
+        shape = list(torch.zeros((), dtype=torch.uint8, device=t.device).expand(t.shape)[k].shape)
+        src, dst, n = block
+        shape[dst:dst] = [shape.pop(src) for _ in range(n)]
+        v = _move_block(v.expand(shape), dst, src, n)
     try:
         t[k] = v
     except RuntimeError as exc:
@@ -268,13 +180,6 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     return _wrap(torch.where(c, tx, ty), dt)
 
 
-def mask_indices(n: int, mask_func: Any, k: int = 0) -> tuple[ndarray, ...]:
-    """The indices of the non-zero entries of ``mask_func(ones((n, n)), k)``."""
-    from ascend_compat.cupy._creation import ones
-
-    return nonzero(mask_func(ones((n, n), dtype=int), k) != 0)
-
-
 def nonzero(a: Any) -> tuple[ndarray, ...]:
     a = asarray(a)
     if a.ndim == 0:
@@ -341,86 +246,6 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> ndarray:
     return res
 
 
-def ix_(*args: Any) -> tuple[ndarray, ...]:
-    out = []
-    nd = len(args)
-    for i, x in enumerate(args):
-        a = asarray(x)
-        if a.ndim != 1:
-            raise ValueError("Cross index must be 1 dimensional")
-        if a._dtype.kind == "b":
-            a = nonzero(a)[0]
-        out.append(a.reshape((1,) * i + (-1,) + (1,) * (nd - i - 1)))
-    return tuple(out)
-
-
-def indices(dimensions: Any, dtype: Any = int, sparse: bool = False) -> Any:
-    dims = tuple(dimensions)
-    dt = to_numpy_dtype(dtype)
-    dev = current_torch_device()
-    grids = [torch.arange(n, device=dev).reshape((1,) * i + (n,) + (1,) * (len(dims) - i - 1))
-             for i, n in enumerate(dims)]
-    if sparse:
-        return tuple(_wrap(cast_tensor(g, _dtypes.INT64, dt), dt) for g in grids)
-    full = torch.stack([g.expand(dims) for g in grids]) if dims else torch.zeros((0,), dtype=torch.int64, device=dev)
-    return _wrap(cast_tensor(full, _dtypes.INT64, dt), dt)
-
-
-def _index_order(order: Any) -> str:
-    order = "C" if order is None else str(order).upper()
-    if order not in ("C", "F"):
-        raise ValueError(f"only 'C' or 'F' order is permitted, got {order!r}")
-    return order
-
-
-def unravel_index(indices: Any, shape: Any, order: str = "C") -> tuple[ndarray, ...]:
-    """The coordinate arrays of flat ``indices`` into an array of ``shape``."""
-    order = _index_order(order)
-    idx = asarray(indices)
-    if idx._dtype.kind not in "iub":
-        raise TypeError(f"only int indices permitted, got {idx._dtype}")
-    t = idx._t.to(torch.int64)
-    shape = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else tuple(shape)
-    size = int(numpy.prod(shape))
-    if bool(((t < 0) | (t >= size)).any()):
-        raise ValueError("invalid entry in index array")
-    dims = list(shape) if order == "C" else list(shape)[::-1]
-    out = []
-    for n in reversed(dims):
-        out.append(t % n)
-        t = t // n
-    out = out[::-1] if order == "C" else out
-    return tuple(_wrap(o) for o in out)
-
-
-def ravel_multi_index(multi_index: Any, dims: Any, mode: Any = "raise", order: str = "C") -> ndarray:
-    """Flat indices of the coordinate arrays ``multi_index`` into an array of shape ``dims``."""
-    order = _index_order(order)
-    if any(not isinstance(d, (int, numpy.integer)) for d in dims):
-        raise TypeError("dims must be integers")
-    dims = tuple(int(d) for d in dims)
-    arrs = [asarray(m) for m in multi_index]
-    if len(arrs) != len(dims):
-        raise ValueError(f"parameter multi_index must be a sequence of length {len(dims)}")
-    if any(m._dtype.kind not in "iub" for m in arrs):
-        raise TypeError("only int indices permitted")
-    if math.prod(dims) > 2**63 - 1:
-        raise ValueError("invalid dims: array size defined by dims is larger than the maximum possible size")
-    modes = (mode,) * len(dims) if isinstance(mode, str) else tuple(mode)
-    if any(m not in ("raise", "wrap", "clip") for m in modes):
-        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
-    idx = [m._t.to(torch.int64) for m in arrs]
-    res = torch.zeros(torch.broadcast_shapes(*[i.shape for i in idx]), dtype=torch.int64, device=idx[0].device)
-    order_dims = range(len(dims)) if order == "C" else range(len(dims) - 1, -1, -1)
-    for d in order_dims:
-        i, n, m = idx[d], dims[d], modes[d]
-        if m == "raise" and bool(((i < 0) | (i >= n)).any()):
-            raise ValueError("invalid entry in coordinates array")
-        i = i.clamp(0, n - 1) if m == "clip" else i % n
-        res = res * n + i
-    return _wrap(res)
-
-
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> ndarray:
     a = asarray(a)
     if a.ndim < 2:
@@ -429,97 +254,24 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> ndarray
     return _wrap(t, a._dtype, base=_root(a))
 
 
-def diag_indices(n: int, ndim: int = 2) -> tuple[ndarray, ...]:
-    idx = _wrap(torch.arange(max(int(n), 0), device=current_torch_device()))
-    return (idx,) * ndim
-
-
-def diag_indices_from(arr: Any) -> tuple[ndarray, ...]:
-    a = asarray(arr)
-    if a.ndim < 2 or len(set(a.shape)) != 1:
-        raise ValueError("All dimensions of input must be of equal length")
-    return diag_indices(a.shape[0], a.ndim)
-
-
-def _tri_indices(n: int, k: int, m: Optional[int], upper: bool) -> tuple[ndarray, ndarray]:
-    m = n if m is None else m
-    dev = current_torch_device()
-    r = torch.triu_indices(n, m, k, device=dev) if upper else torch.tril_indices(n, m, k, device=dev)
-    return _wrap(r[0]), _wrap(r[1])
-
-
-def tril_indices(n: int, k: int = 0, m: Optional[int] = None) -> tuple[ndarray, ndarray]:
-    return _tri_indices(n, k, m, upper=False)
-
-
-def triu_indices(n: int, k: int = 0, m: Optional[int] = None) -> tuple[ndarray, ndarray]:
-    return _tri_indices(n, k, m, upper=True)
-
-
-def tril_indices_from(arr: Any, k: int = 0) -> tuple[ndarray, ndarray]:
-    a = arr  # an object without .ndim raises AttributeError, as in NumPy
-    if a.ndim != 2:
-        raise ValueError("input array must be 2-d")
-    return tril_indices(a.shape[-2], k, a.shape[-1])
-
-
-def triu_indices_from(arr: Any, k: int = 0) -> tuple[ndarray, ndarray]:
-    a = arr  # an object without .ndim raises AttributeError, as in NumPy
-    if a.ndim != 2:
-        raise ValueError("input array must be 2-d")
-    return triu_indices(a.shape[-2], k, a.shape[-1])
-
-
-def fill_diagonal(a: ndarray, val: Any, wrap: bool = False) -> None:
-    if a.ndim < 2:
-        raise ValueError("array must be at least 2-d")
-    if a.ndim > 2 and len(set(a.shape)) != 1:
-        raise ValueError("All dimensions of input must be of equal length")
-    step = 1 + sum(int(numpy.prod(a.shape[i + 1:])) for i in range(a.ndim - 1))
-    end = a.size if wrap or a.ndim > 2 else a.shape[1] * a.shape[1]
-    flat = a.ravel()
-    sel = _wrap(torch.arange(0, min(end, a.size), step, device=a._t.device))
-    v = asarray(val).ravel()
-    put(flat, sel, v)
-    if flat._t.data_ptr() != a._t.data_ptr():
-        a[...] = flat.reshape(a.shape)
-
-
-class _AxisConcatenator:
-    def __init__(self, axis: int, matrix_cols: bool) -> None:
-        self.axis, self.cols = axis, matrix_cols
-
-    def __getitem__(self, key: Any) -> ndarray:
-        items = key if isinstance(key, tuple) else (key,)
-        parts = []
-        for it in items:
-            if isinstance(it, slice):
-                step = it.step
-                if isinstance(step, complex):
-                    from ascend_compat.cupy._creation import linspace
-
-                    parts.append(linspace(it.start or 0, it.stop, int(abs(step))))
-                else:
-                    from ascend_compat.cupy._creation import arange
-
-                    parts.append(arange(it.start or 0, it.stop, step or 1))
-            elif isinstance(it, str):
-                raise NotImplementedError("string directives in r_/c_ are not supported")
-            else:
-                a = asarray(it)
-                parts.append(a.reshape(1) if a.ndim == 0 else a)
-        if self.cols:
-            parts = [p.reshape(-1, 1) if p.ndim == 1 else p for p in parts]
-        return concatenate(parts, axis=self.axis)
-
-    def __len__(self) -> int:
-        return 0
-
-
-r_ = _AxisConcatenator(0, False)
-c_ = _AxisConcatenator(-1, True)
-# CuPy's module path for the class (``cupy._indexing.generate.AxisConcatenator``).
-generate = types.SimpleNamespace(AxisConcatenator=_AxisConcatenator)
+# Index-generation routines live in _indexing_gen; their names stay importable from here.
+from ascend_compat.cupy._indexing_gen import (  # noqa: E402
+    c_,
+    diag_indices,
+    diag_indices_from,
+    fill_diagonal,
+    generate,  # noqa: F401 (CuPy path cupy._indexing.generate.AxisConcatenator)
+    indices,
+    ix_,
+    mask_indices,
+    r_,
+    ravel_multi_index,
+    tril_indices,
+    tril_indices_from,
+    triu_indices,
+    triu_indices_from,
+    unravel_index,
+)
 
 __all__ = [
     "argwhere",

@@ -5,18 +5,25 @@ array expressions (evaluated by walking a whitelisted syntax tree, never ``eval`
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from typing import Any, Callable, Optional
 
 import numpy
 
-from ascend_compat.cupy import _reduction as R  # noqa: N812
 from ascend_compat.cupy import _ufuncs as U  # noqa: N812
 from ascend_compat.cupy._core import _wrap, asarray, ndarray
 
 
 class UnsupportedKernelError(NotImplementedError):
     """A CUDA kernel that ascend_compat.cupy cannot run."""
+
+
+def check_kernel_name(name: str) -> str:
+    """``name`` when it is a valid C identifier (as CuPy requires of kernel names), else ValueError."""
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_]\w*", name):
+        raise ValueError(f'Invalid kernel name: "{name}"')
+    return name
 
 
 _C_TYPES = {"float": "float32", "double": "float64", "int": "int32", "long long": "int64", "long": "int64",
@@ -87,16 +94,21 @@ def _to_python(expr: str) -> str:
     return e.strip()
 
 
+@functools.lru_cache(maxsize=1024)
+def _parse(expr: str) -> ast.expr:
+    """The syntax tree of C expression ``expr`` (parsed once per distinct expression)."""
+    try:
+        return ast.parse(_to_python(expr), mode="eval").body
+    except SyntaxError:
+        raise UnsupportedKernelError(f"kernel expression {expr!r} is not a simple C expression") from None
+
+
 class _Evaluator:
     def __init__(self, env: dict[str, Any], types: dict[str, numpy.dtype]) -> None:
         self.env, self.types = env, types
 
     def run(self, expr: str) -> Any:
-        try:
-            tree = ast.parse(_to_python(expr), mode="eval")
-        except SyntaxError:
-            raise UnsupportedKernelError(f"kernel expression {expr!r} is not a simple C expression") from None
-        return self.visit(tree.body)
+        return self.visit(_parse(expr))
 
     def visit(self, node: ast.AST) -> Any:
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool)):
@@ -155,6 +167,33 @@ def _bind(params: list[tuple[str, str]], args: Any, types: dict[str, numpy.dtype
     return env
 
 
+_STATEMENT = re.compile(r"(?:(?:const\s+)?([\w<> ]+?)\s+)?(\w+)\s*([-+*/|&^]?=)\s*(.+)", re.S)
+
+
+def _parse_statement(name: str, stmt: str) -> tuple[Any, ...]:
+    """``(declared type, target, assignment operator, expression)`` of one statement of a kernel body."""
+    if re.search(r"\b(for|while|if|return|__syncthreads|threadIdx|blockIdx|atomic\w*)\b|\[", stmt):
+        raise UnsupportedKernelError(f"ElementwiseKernel {name!r}: statement {stmt!r} uses loops, control flow, "
+                                     "indexing or CUDA built-ins; only assignments of expressions are translated")
+    m = _STATEMENT.fullmatch(stmt)
+    if not m:
+        raise UnsupportedKernelError(f"statement {stmt!r} is not an assignment of an expression")
+    return m.groups()
+
+
+def _check_out_shapes(ins: Any, outs: Any) -> None:
+    """Output arrays must have the broadcast shape of all arguments (CuPy does not broadcast outputs)."""
+    arrays = [a for a in (*ins, *outs) if isinstance(a, ndarray)]
+    if not any(isinstance(o, ndarray) for o in outs):
+        return
+    try:
+        shape = numpy.broadcast_shapes(*[a.shape for a in arrays])
+    except ValueError:
+        raise ValueError(f"operands could not be broadcast together with shapes {[a.shape for a in arrays]}") from None
+    if any(isinstance(o, ndarray) and o.shape != shape for o in outs):
+        raise ValueError(f"Out shape is mismatched: the arguments broadcast to {shape}")
+
+
 class ElementwiseKernel:
     """``cupy.ElementwiseKernel`` for bodies made of assignments of simple C expressions."""
 
@@ -167,13 +206,10 @@ class ElementwiseKernel:
         self.in_params, self.out_params = _parse_params(in_params), _parse_params(out_params)
         self.nin, self.nout, self.nargs = len(self.in_params), len(self.out_params), 0
         self.nargs = self.nin + self.nout
-        self.name, self.operation, self.return_tuple = name, operation, return_tuple
-        self._stmts = [s.strip() for s in operation.split(";") if s.strip()]
-        for s in self._stmts:
-            if re.search(r"\b(for|while|if|return|__syncthreads|threadIdx|blockIdx|atomic\w*)\b|\[", s):
-                raise UnsupportedKernelError(f"ElementwiseKernel {name!r}: statement {s!r} uses loops, control "
-                                             "flow, indexing or CUDA built-ins; only assignments of expressions "
-                                             "are translated")
+        self.name, self.operation, self.return_tuple = check_kernel_name(name), operation, return_tuple
+        self._stmts = [_parse_statement(name, st.strip()) for st in operation.split(";") if st.strip()]
+        # One translation per argument type signature, shared by every thread (CuPy's compiled-kernel memo).
+        self._elementwise_kernel_memo: dict[tuple[Any, ...], dict[str, numpy.dtype]] = {}
 
     def __call__(self, *args: Any, size: Any = None, block_size: Any = None, **kwargs: Any) -> Any:
         if len(args) not in (self.nin, self.nargs):
@@ -181,20 +217,21 @@ class ElementwiseKernel:
         types: dict[str, numpy.dtype] = {}
         env = _bind(self.in_params, args[: self.nin], types)
         outs = list(args[self.nin:])
+        _check_out_shapes(args[: self.nin], outs)
         for (tp, _), o in zip(self.out_params, outs):
             if isinstance(o, ndarray) and _dtype_name(tp) is None:
                 types.setdefault(tp, o._dtype)
+        key = tuple(a._dtype if isinstance(a, ndarray) else type(a) for a in args)
+        types = self._elementwise_kernel_memo.setdefault(key, types)
         env.update({name: o for (_, name), o in zip(self.out_params, outs)})
         ev = _Evaluator(env, types)
         for stmt in self._stmts:
             self._exec(ev, stmt, env, types)
         return self._collect(env, outs, types)
 
-    def _exec(self, ev: _Evaluator, stmt: str, env: dict[str, Any], types: dict[str, numpy.dtype]) -> None:
-        m = re.fullmatch(r"(?:(?:const\s+)?([\w<> ]+?)\s+)?(\w+)\s*([-+*/|&^]?=)\s*(.+)", stmt, re.S)
-        if not m:
-            raise UnsupportedKernelError(f"statement {stmt!r} is not an assignment of an expression")
-        decl, target, op, expr = m.groups()
+    def _exec(self, ev: _Evaluator, stmt: tuple[Any, ...], env: dict[str, Any],
+              types: dict[str, numpy.dtype]) -> None:
+        decl, target, op, expr = stmt
         value = ev.run(expr)
         if op != "=":
             value = ev.run(f"{target} {op[0]} ({expr})") if target in env else value
@@ -223,51 +260,6 @@ class ElementwiseKernel:
         return results[0] if len(results) == 1 and not self.return_tuple else tuple(results)
 
 
-class ReductionKernel:
-    """``cupy.ReductionKernel`` whose reduce_expr is a sum, product, max or min of ``a`` and ``b``."""
-
-    _REDUCERS = {"a+b": "sum", "b+a": "sum", "a*b": "prod", "b*a": "prod", "max(a,b)": "max", "max(b,a)": "max",  # noqa: RUF012
-                 "min(a,b)": "min", "min(b,a)": "min", "a&&b": "all", "a||b": "any"}
-
-    def __init__(self, in_params: str, out_params: str, map_expr: str, reduce_expr: str, post_map_expr: str,
-                 identity: Any, name: str = "reduce_kernel", reduce_type: Optional[str] = None,
-                 reduce_dims: bool = True, preamble: str = "", **kwargs: Any) -> None:
-        kind = self._REDUCERS.get(re.sub(r"\s+", "", reduce_expr))
-        if kind is None:
-            raise UnsupportedKernelError(f"ReductionKernel {name!r}: reduce_expr {reduce_expr!r} is not one of "
-                                         "a + b, a * b, max(a, b), min(a, b); use the matching reduction function")
-        if preamble.strip():
-            raise UnsupportedKernelError(f"ReductionKernel {name!r}: a preamble cannot be translated")
-        self.in_params, self.out_params = _parse_params(in_params), _parse_params(out_params)
-        self.nin, self.nout = len(self.in_params), len(self.out_params)
-        self.name, self._kind, self._map, self._post = name, kind, map_expr, post_map_expr
-        self._reduce_type = reduce_type
-
-    def __call__(self, *args: Any, axis: Any = None, keepdims: bool = False, out: Any = None,
-                 **kwargs: Any) -> ndarray:
-        types: dict[str, numpy.dtype] = {}
-        env = _bind(self.in_params, args[: self.nin], types)
-        mapped = asarray(_Evaluator(env, types).run(self._map))
-        if self._reduce_type:
-            dt = _dtype_name(self._reduce_type) or types.get(self._reduce_type)
-            mapped = mapped.astype(dt) if dt is not None else mapped
-        fn = {"sum": R.sum, "prod": R.prod, "max": R.amax, "min": R.amin, "all": R.all, "any": R.any}[self._kind]
-        a = fn(mapped, axis=axis, keepdims=keepdims) if self._kind in ("max", "min", "all", "any") else fn(
-            mapped, axis=axis, dtype=mapped._dtype, keepdims=keepdims)
-        tp, name = self.out_params[0]
-        post = self._post.strip()
-        m = re.fullmatch(r"(\w+)\s*=\s*(.+)", post, re.S)
-        if not m or m.group(1) != name:
-            raise UnsupportedKernelError(f"post_map_expr {post!r} must assign the output {name!r}")
-        env2 = dict(env, a=a, _in_ind=None)
-        val = asarray(_Evaluator(env2, types).run(m.group(2)))
-        dt = _dtype_name(tp) or types.get(tp) or val._dtype
-        if out is not None:
-            out[...] = val
-            return out
-        return val.astype(dt, copy=False)
-
-
 def _raw(api: str) -> type:
     class _Raw:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -288,3 +280,10 @@ def fuse(*args: Any, **kwargs: Any) -> Any:
     if len(args) == 1 and callable(args[0]) and not kwargs:
         return args[0]
     return lambda f: f
+
+
+# Reduction kernels build on the translator above; the names stay importable from here.
+from ascend_compat.cupy._kernels_reduction import ReductionKernel, create_reduction_func  # noqa: E402
+
+__all__ = ["ElementwiseKernel", "RawKernel", "RawModule", "ReductionKernel", "UnsupportedKernelError",
+           "create_reduction_func", "fuse"]

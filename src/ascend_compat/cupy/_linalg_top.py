@@ -101,6 +101,10 @@ def outer(a: Any, b: Any, out: Any = None) -> _core.ndarray:
 
 def matmul(a: Any, b: Any, out: Any = None, dtype: Any = None, **kwargs: Any) -> _core.ndarray:
     """Matrix product with NumPy's broadcasting and 1-D promotion rules."""
+    if kwargs.get("axes") is not None or kwargs.get("axis") is not None:  # core axes elsewhere: the gufunc
+        from ascend_compat.cupy._gufuncs import matmul as gufunc
+
+        return gufunc(a, b, out=out, dtype=dtype, **kwargs)
     (ta, tb), res = _prep(a, b, dtype=dtype)
     if ta.dim() == 0 or tb.dim() == 0:
         raise ValueError("matmul: Input operand does not have enough dimensions")

@@ -1,9 +1,10 @@
-"""Shape manipulation: reshape, transpose, joining, splitting, tiling, flipping and broadcasting."""
+"""Shape manipulation: reshape, transpose, dimensions, broadcasting, joining and ``repeat`` (splitting is in
+``_split``; tiling, flipping, rolling and resizing in ``_rearrange``)."""
 
 from __future__ import annotations
 
 import operator
-from typing import Any, Optional, Union
+from typing import Any, Optional, Union, cast
 
 import numpy
 import torch
@@ -63,10 +64,16 @@ def _new_shape(shape: Any, size: int) -> tuple[int, ...]:
 
 def reshape(a: Any, newshape: Any = None, order: str = "C", *, shape: Any = None, copy: Any = None) -> ndarray:
     a = asarray(a)
+    if isinstance(copy, str):
+        raise ValueError("strings are not allowed for 'copy' keyword. Use True/False/None instead.")
     if copy:
         return reshape(a.copy(), newshape, order, shape=shape)
-    target = _new_shape(shape if shape is not None else newshape, a.size)
     order = order.upper() if isinstance(order, str) else "C"
+    if order == "K":
+        raise ValueError("order 'K' is not permitted for reshaping")
+    target = _new_shape(shape if shape is not None else newshape, a.size)
+    if len(target) > 64:
+        raise ValueError(f"maximum supported dimension for an ndarray is currently 64, found {len(target)}")
     if order == "A":
         order = "F" if a.flags.f_contiguous and not a.flags.c_contiguous else "C"
     if order == "F":
@@ -154,6 +161,11 @@ def squeeze(a: Any, axis: _Axis = None) -> ndarray:
     a = asarray(a)
     if axis is None:
         return _view(a._t.reshape([s for s in a.shape if s != 1]), a)
+    if a.ndim == 0:  # NumPy accepts axis 0 / -1 (or an empty tuple) for a 0-d array
+        for ax in (axis if isinstance(axis, (tuple, list)) else (axis,)):
+            if operator.index(ax) not in (0, -1):
+                raise AxisError(ax, 0)
+        return _view(a._t.view(()), a)
     axes = normalize_axes(axis, a.ndim)
     if any(a.shape[ax] != 1 for ax in axes):
         raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
@@ -199,10 +211,11 @@ def broadcast_to(array: Any, shape: Any) -> ndarray:
     return _view(a._t.expand(shape), a)
 
 
-def broadcast_arrays(*args: Any) -> list[ndarray]:
+def broadcast_arrays(*args: Any) -> tuple[ndarray, ...]:
+    """The arrays broadcast to one shape (views; a tuple, as in NumPy 2)."""
     arrs = [asarray(x) for x in args]
     shape = broadcast_shapes(*[a.shape for a in arrs])
-    return [a if a.shape == shape else _view(a._t.expand(shape), a) for a in arrs]
+    return tuple(a if a.shape == shape else _view(a._t.expand(shape), a) for a in arrs)
 
 
 class broadcast:  # noqa: N801 (NumPy's name)
@@ -218,8 +231,13 @@ class broadcast:  # noqa: N801 (NumPy's name)
 def _common(arrs: list[ndarray], dtype: Any, casting: str) -> tuple[numpy.dtype, list[torch.Tensor]]:
     dt = numpy.result_type(*[a._dtype for a in arrs]) if dtype is None else to_numpy_dtype(dtype)
     for a in arrs:
-        if not numpy.can_cast(a._dtype, dt, casting):
+        if not numpy.can_cast(a._dtype, dt, cast(Any, casting)):
             raise TypeError(f"Cannot cast array data from {a._dtype!r} to {dt!r} according to the rule {casting!r}")
+        if a._dtype.kind == "c" and dt.kind not in "cb":  # to bool keeps "nonzero": nothing is discarded
+            import warnings
+
+            warnings.warn("Casting complex values to real discards the imaginary part", numpy.exceptions.ComplexWarning,
+                          stacklevel=3)
     return dt, [cast_tensor(a._t, a._dtype, dt) for a in arrs]
 
 
@@ -268,7 +286,12 @@ def vstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> ndarra
     return concatenate([atleast_2d(a) for a in tup], 0, dtype=dtype, casting=casting)
 
 
-row_stack = vstack
+def row_stack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> ndarray:
+    """``vstack`` under its old name, deprecated in NumPy 2 (the same DeprecationWarning)."""
+    import warnings
+
+    warnings.warn("`row_stack` alias is deprecated. Use `np.vstack` directly.", DeprecationWarning, stacklevel=2)
+    return vstack(tup, dtype=dtype, casting=casting)
 
 
 def dstack(tup: Any) -> ndarray:
@@ -285,169 +308,44 @@ def column_stack(tup: Any) -> ndarray:
     return concatenate(arrs, 1)
 
 
-def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[ndarray]:
-    a = asarray(ary)
-    axis = normalize_axis(axis, a.ndim)
-    n = a.shape[axis]
-    if isinstance(indices_or_sections, (int, numpy.integer)):
-        sections = int(indices_or_sections)
-        if sections <= 0:
-            raise ValueError("number sections must be larger than 0.")
-        each, extra = divmod(n, sections)
-        bounds = [0]
-        for i in range(sections):
-            bounds.append(bounds[-1] + each + (1 if i < extra else 0))
+def _repeat_counts(repeats: Any, n: int, device: torch.device) -> Any:
+    """``repeats`` as an int or an int64 tensor of ``n`` counts, with NumPy's checks."""
+    if isinstance(repeats, numpy.ndarray):
+        raise TypeError("repeats must be an int, a sequence of ints or a device array, not a host numpy.ndarray")
+    if isinstance(repeats, ndarray):
+        if repeats.ndim > 1:
+            raise ValueError("repeats must be 0- or 1-dimensional")
+        if not numpy.can_cast(repeats.dtype, numpy.intp, "safe"):
+            raise TypeError(f"Cannot cast array data from {repeats.dtype!r} to dtype('int64') according to the "
+                            "rule 'safe'")
+        reps = repeats._t.reshape(-1).to(torch.int64)
+    elif isinstance(repeats, (list, tuple)):
+        if any(isinstance(r, (list, tuple)) for r in repeats):
+            raise ValueError("repeats: object too deep for desired array")
+        reps = torch.tensor([operator.index(r) for r in repeats], dtype=torch.int64, device=device)
     else:
-        bounds = [0, *[int(i) for i in indices_or_sections], n]
-    out = []
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
-        lo, hi = min(max(lo if lo >= 0 else lo + n, 0), n), min(max(hi if hi >= 0 else hi + n, 0), n)
-        out.append(_view(a._t.narrow(axis, lo, max(hi - lo, 0)), a))
-    return out
-
-
-def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[ndarray]:
-    a = asarray(ary)
-    if isinstance(indices_or_sections, (int, numpy.integer)) and a.shape[normalize_axis(axis, a.ndim)] % int(
-            indices_or_sections):
-        raise ValueError("array split does not result in an equal division")
-    return array_split(a, indices_or_sections, axis)
-
-
-def hsplit(ary: Any, indices_or_sections: Any) -> list[ndarray]:
-    a = asarray(ary)
-    if a.ndim == 0:
-        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
-    return split(a, indices_or_sections, 1 if a.ndim > 1 else 0)
-
-
-def vsplit(ary: Any, indices_or_sections: Any) -> list[ndarray]:
-    if asarray(ary).ndim < 2:
-        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
-    return split(ary, indices_or_sections, 0)
-
-
-def dsplit(ary: Any, indices_or_sections: Any) -> list[ndarray]:
-    if asarray(ary).ndim < 3:
-        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
-    return split(ary, indices_or_sections, 2)
-
-
-def tile(A: Any, reps: Any) -> ndarray:  # noqa: N803
-    a = asarray(A)
-    reps = (reps,) if isinstance(reps, int) else tuple(reps)
-    if any(r < 0 for r in reps):
-        raise ValueError("negative dimensions are not allowed")
-    nd = max(len(reps), a.ndim)
-    t = a._t.reshape((1,) * (nd - a.ndim) + a.shape)
-    return _wrap(t.repeat((1,) * (nd - len(reps)) + reps), a._dtype)
+        reps = torch.tensor([operator.index(repeats)], dtype=torch.int64, device=device)
+    if bool((reps < 0).any()):
+        raise ValueError("repeats may not contain negative values.")
+    if reps.numel() == 1:
+        return int(reps[0])
+    if reps.numel() != n:
+        raise ValueError(f"repeats must have the same length as the axis ({reps.numel()} != {n})")
+    return reps
 
 
 def repeat(a: Any, repeats: Any, axis: Optional[int] = None) -> ndarray:
+    """Each element (or slice along ``axis``) repeated ``repeats`` times."""
     a = asarray(a)
     t = a._t
     if axis is None:
         t, axis = t.reshape(-1), 0
     else:
         axis = normalize_axis(axis, a.ndim)
-    if isinstance(repeats, ndarray):
-        repeats = repeats.tolist()
-    if isinstance(repeats, (list, tuple)) and len(repeats) == 1:
-        repeats = repeats[0]
-    if isinstance(repeats, (list, tuple)):
-        if any(r < 0 for r in repeats):
-            raise ValueError("repeats may not contain negative values.")
-        if len(repeats) != t.shape[axis]:
-            raise ValueError("operands could not be broadcast together")
-        reps = torch.tensor(repeats, device=t.device)
-    else:
-        if repeats < 0:
-            raise ValueError("repeats may not contain negative values.")
-        reps = int(repeats)
+    reps = _repeat_counts(repeats, t.shape[axis], t.device)
     return _wrap(torch.repeat_interleave(t, reps, dim=axis), a._dtype)
 
 
-def flip(m: Any, axis: _Axis = None) -> ndarray:
-    a = asarray(m)
-    axes = normalize_axes(axis, a.ndim)
-    return _wrap(a._t.flip(axes) if axes else a._t.clone(), a._dtype)
-
-
-def fliplr(m: Any) -> ndarray:
-    if asarray(m).ndim < 2:
-        raise ValueError("Input must be >= 2-d.")
-    return flip(m, 1)
-
-
-def flipud(m: Any) -> ndarray:
-    if asarray(m).ndim < 1:
-        raise ValueError("Input must be >= 1-d.")
-    return flip(m, 0)
-
-
-def roll(a: Any, shift: Any, axis: _Axis = None) -> ndarray:
-    a = asarray(a)
-    if isinstance(shift, ndarray):
-        if shift._dtype.kind not in "iu":
-            raise TypeError("shift must be an integer array")
-        shift = shift.tolist()
-    if axis is None:
-        if isinstance(shift, list):
-            raise ValueError("'shift' must be a scalar when axis is None")
-        return _wrap(torch.roll(a._t.reshape(-1), int(shift)).reshape(a.shape), a._dtype)
-    axes = tuple(normalize_axis(x, a.ndim) for x in (axis if isinstance(axis, (tuple, list)) else (axis,)))
-    shifts = tuple(int(s) for s in shift) if isinstance(shift, (tuple, list)) else (int(shift),) * len(axes)
-    if len(shifts) == 1 and len(axes) > 1:
-        shifts = shifts * len(axes)
-    if len(axes) == 1 and len(shifts) > 1:
-        axes = axes * len(shifts)
-    if len(shifts) != len(axes):
-        raise ValueError("'shift' and 'axis' should be scalars or 1D sequences")
-    return _wrap(torch.roll(a._t, shifts, axes), a._dtype)
-
-
-def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> ndarray:
-    a = asarray(m)
-    if len(axes) != 2:
-        raise ValueError("len(axes) must be 2.")
-    if a.ndim < 2:
-        raise ValueError("Axes must be different.") if axes[0] == axes[1] else AxisError("Axes out of range")
-    ax = (normalize_axis(axes[0], a.ndim), normalize_axis(axes[1], a.ndim))
-    if ax[0] == ax[1]:
-        raise ValueError("Axes must be different.")
-    return _wrap(torch.rot90(a._t, k, ax), a._dtype)
-
-
-def resize(a: Any, new_shape: Any) -> ndarray:
-    a = asarray(a)
-    shape = (new_shape,) if isinstance(new_shape, int) else tuple(new_shape)
-    n = int(numpy.prod(shape))
-    flat = a._t.reshape(-1)
-    if flat.numel() == 0:
-        return _wrap(torch.zeros(shape, dtype=flat.dtype, device=flat.device), a._dtype)
-    reps = -(-n // flat.numel())
-    return _wrap(flat.repeat(reps)[:n].reshape(shape), a._dtype)
-
-
-def append(arr: Any, values: Any, axis: Optional[int] = None) -> ndarray:
-    a, v = asarray(arr), asarray(values)
-    if axis is None:
-        return concatenate([a.ravel(), v.ravel()])
-    return concatenate([a, v], axis)
-
-
-def require(a: Any, dtype: Any = None, requirements: Any = None) -> ndarray:
-    reqs = {r.upper()[0] for r in (requirements or [])}
-    a = asarray(a, dtype)
-    if "F" in reqs and not a.flags.f_contiguous:
-        return a.copy(order="F")
-    if "C" in reqs and not a.flags.c_contiguous:
-        return a.copy(order="C")
-    return a
-
-
-__all__ = ["append", "array_split", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast", "broadcast_arrays",
-           "broadcast_shapes", "broadcast_to", "column_stack", "concatenate", "dsplit", "dstack", "expand_dims",
-           "flip", "fliplr", "flipud", "hsplit", "hstack", "moveaxis", "ravel", "repeat", "require", "reshape",
-           "resize", "roll", "rollaxis", "rot90", "row_stack", "split", "squeeze", "stack", "swapaxes", "tile",
-           "transpose", "vsplit", "vstack"]
+__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast", "broadcast_arrays", "broadcast_shapes",
+           "broadcast_to", "column_stack", "concatenate", "dstack", "expand_dims", "hstack", "moveaxis", "ravel",
+           "repeat", "reshape", "rollaxis", "row_stack", "squeeze", "stack", "swapaxes", "transpose", "vstack"]

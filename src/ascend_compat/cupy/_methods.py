@@ -9,6 +9,7 @@ import numpy
 import torch
 from numpy.exceptions import ComplexWarning
 
+from ascend_compat.cupy import _float64
 from ascend_compat.cupy import _indexing as I  # noqa: N812
 from ascend_compat.cupy import _manipulation as M  # noqa: N812
 from ascend_compat.cupy import _reduction as R  # noqa: N812
@@ -107,6 +108,8 @@ def astype(self: ndarray, dtype: Any, order: str = "K", casting: Any = None, sub
            copy: bool = True) -> ndarray:
     """A copy cast to ``dtype`` (no copy when ``copy=False`` and nothing changes)."""
     dt = to_numpy_dtype(dtype)
+    if dt.kind in "fc":  # float64/complex128 follow ASCEND_COMPAT_CUPY_FLOAT64 on the array's device
+        dt = _float64.check_dtype(dt, self._t.device)
     order = order.upper() if isinstance(order, str) else "K"
     if casting is not None and not numpy.can_cast(self._dtype, dt, casting):
         raise TypeError(f"Cannot cast array data from {self._dtype!r} to {dt!r} according to the rule {casting!r}")
@@ -165,11 +168,27 @@ def view(self: ndarray, dtype: Any = None, type: Any = None) -> ndarray:
     if self._dtype.itemsize != src.element_size() or dt.itemsize != torch.empty(
             0, dtype=storage_dtype(dt)).element_size():
         return _wrap(_export_tensor(self).view(_unsigned_or(dt)), None)
-    if self.ndim == 0 and dt.itemsize != self._dtype.itemsize:
-        raise ValueError("Changing the dtype of a 0d array is only supported if the itemsize is unchanged")
-    if self.ndim and self._t.stride(-1) != 1 and dt.itemsize != self._dtype.itemsize:
-        raise ValueError("To change to a dtype of a different size, the last axis must be contiguous")
+    if dt.itemsize != self._dtype.itemsize:
+        src = _resizable_last_axis(self, dt)
     return _wrap(src.view(storage_dtype(dt)), dt, base=_root(self))
+
+
+def _resizable_last_axis(self: ndarray, dt: numpy.dtype) -> torch.Tensor:
+    """The tensor of ``self`` ready for ``view`` as ``dt`` of another itemsize, or NumPy 2's ValueError."""
+    if self.ndim == 0:
+        raise ValueError("Changing the dtype of a 0d array is only supported if the itemsize is unchanged")
+    t, old = self._t, self._dtype.itemsize
+    n = t.shape[-1]
+    if n != 1 and t.stride(-1) != 1 and t.numel():
+        raise ValueError("To change to a dtype of a different size, the last axis must be contiguous")
+    if (n * old) % dt.itemsize:
+        raise ValueError("When changing to a larger dtype, its size must be a divisor of the total size in bytes "
+                         "of the last axis of the array.")
+    if t.numel() == 0:  # nothing to reinterpret: only the last axis' length changes
+        return t.new_empty(t.shape)
+    if t.stride(-1) != 1:  # a last axis of length 1 is contiguous whatever its stride (NumPy's relaxed rule)
+        t = t.as_strided(t.shape, (*t.stride()[:-1], 1))
+    return t
 
 
 def _conj_method(self: ndarray) -> ndarray:

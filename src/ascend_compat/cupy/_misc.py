@@ -1,9 +1,10 @@
-"""Window functions, ``unwrap``, ``real_if_close`` and the cheap polynomial API (``poly1d``, ``polyadd``, ...)."""
+"""Window functions, ``unwrap``, ``real_if_close`` (the polynomial API is in ``_polynomial``)."""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+import sys
+from typing import Any, Optional
 
 import numpy
 import torch
@@ -81,112 +82,29 @@ def real_if_close(a: Any, tol: float = 100) -> ndarray:
     return x
 
 
-class poly1d:  # noqa: N801 (NumPy's name)
-    """A one-dimensional polynomial with device coefficients (highest power first)."""
 
-    __hash__ = None  # type: ignore[assignment]
-
-    def __init__(self, c_or_r: Any, r: bool = False, variable: Any = None) -> None:
-        if isinstance(c_or_r, poly1d):
-            self._coeffs, self._variable = c_or_r._coeffs, c_or_r._variable
-            return
-        if r:
-            raise NotImplementedError("poly1d(roots, r=True) is not supported by ascend_compat.cupy")
-        c = asarray(c_or_r)
-        if c.ndim > 1:
-            raise ValueError("Polynomial must be 1d only.")
-        c = c.reshape(1) if c.ndim == 0 else c
-        nz = torch.nonzero(c._t != 0)
-        c = c[int(nz[0]):] if nz.numel() else asarray([0], dtype=c._dtype)
-        self._coeffs, self._variable = c, variable or "x"
-
-    coeffs = property(lambda self: self._coeffs)
-    c = coef = coefficients = coeffs
-    variable = property(lambda self: self._variable)
-    order = property(lambda self: self._coeffs.size - 1)
-    o = order
-
-    def __call__(self, val: Any) -> Any:
-        if isinstance(val, poly1d):
-            raise NotImplementedError("composition of poly1d objects is not supported")
-        from ascend_compat.cupy._extra import polyval
-
-        return polyval(self._coeffs, val)
-
-    def __len__(self) -> int:
-        return self.order
-
-    def __array__(self, *args: Any, **kwargs: Any) -> Any:
-        raise TypeError("Implicit conversion to a NumPy array is not allowed. Please use `.coeffs.get()`.")
-
-    def __getitem__(self, k: int) -> Any:
-        if k > self.order or k < 0:
-            return 0
-        return self._coeffs[self.order - k]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, poly1d):
-            return NotImplemented
-        return self._coeffs.shape == other._coeffs.shape and bool((self._coeffs == other._coeffs).all())
-
-    def __neg__(self) -> poly1d:
-        return poly1d(-self._coeffs)
-
-    def __pos__(self) -> poly1d:
-        return self
-
-    def __add__(self, other: Any) -> poly1d:
-        return polyadd(self, other)
-
-    __radd__ = __add__
-
-    def __sub__(self, other: Any) -> poly1d:
-        return polysub(self, other)
-
-    def __rsub__(self, other: Any) -> poly1d:
-        return polysub(other, self)
-
-    def __mul__(self, other: Any) -> poly1d:
-        return polymul(self, other)
-
-    __rmul__ = __mul__
-
-    def __repr__(self) -> str:
-        return f"poly1d({self._coeffs.get()!r})"
-
-    def __str__(self) -> str:
-        return str(numpy.poly1d(self._coeffs.get(), variable=self._variable))
+def who(vardict: Optional[dict[str, Any]] = None) -> None:
+    """Print the device arrays in ``vardict`` (the caller's globals by default): name, shape, bytes and type,
+    then the total bytes (an array seen under two names counts once), in NumPy 1.x's ``who`` layout."""
+    if vardict is None:
+        vardict = sys._getframe(1).f_globals
+    rows, seen, total = [], {}, 0
+    for name, var in vardict.items():
+        if not isinstance(var, ndarray):
+            continue
+        first = seen.setdefault(id(var), name)
+        if first == name:
+            total += var.nbytes
+        rows.append((name if first == name else f"{name} ({first})", " x ".join(map(str, var.shape)),
+                     str(var.nbytes), var.dtype.name))
+    if rows:
+        w1, w2, w3 = (max(10, *(len(r[i]) for r in rows)) for i in range(3))
+        header = f"Name {' ' * w1} Shape {' ' * w2} Bytes {' ' * w3} Type"
+        print(header + "\n" + "=" * (len(header) + 5) + "\n")
+        for r in rows:
+            print(f"{r[0]} {' ' * (w1 - len(r[0]) + 4)} {r[1]} {' ' * (w2 - len(r[1]) + 5)} "
+                  f"{r[2]} {' ' * (w3 - len(r[2]) + 5)} {r[3]}")
+    print(f"\nUpper bound on total bytes  =       {total}")
 
 
-def _coeffs(p: Any) -> ndarray:
-    return p.coeffs if isinstance(p, poly1d) else asarray(p).reshape(-1) if asarray(p).ndim == 0 else asarray(p)
-
-
-def polyadd(a1: Any, a2: Any) -> Any:
-    x, y = _coeffs(a1), _coeffs(a2)
-    from ascend_compat.cupy._creation import zeros
-
-    n = max(x.size, y.size)
-    dt = numpy.result_type(x._dtype, y._dtype)
-    res = zeros(n, dt)
-    res[n - x.size:] = x
-    res[n - y.size:] = U.add(res[n - y.size:], y)
-    return poly1d(res) if isinstance(a1, poly1d) or isinstance(a2, poly1d) else res
-
-
-def polysub(a1: Any, a2: Any) -> Any:
-    y = _coeffs(a2)
-    neg = U.negative(y) if y._dtype.kind != "b" else y
-    res = polyadd(_coeffs(a1), neg)
-    return poly1d(res) if isinstance(a1, poly1d) or isinstance(a2, poly1d) else res
-
-
-def polymul(a1: Any, a2: Any) -> Any:
-    from ascend_compat.cupy._extra import convolve
-
-    res = convolve(_coeffs(a1), _coeffs(a2))
-    return poly1d(res) if isinstance(a1, poly1d) or isinstance(a2, poly1d) else res
-
-
-__all__ = ["bartlett", "blackman", "hamming", "hanning", "kaiser", "poly1d", "polyadd", "polymul", "polysub",
-           "real_if_close", "unwrap"]
+__all__ = ["bartlett", "blackman", "hamming", "hanning", "kaiser", "real_if_close", "unwrap", "who"]

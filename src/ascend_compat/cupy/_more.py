@@ -30,6 +30,8 @@ def copyto(dst: ndarray, src: Any, casting: str = "same_kind", where: Any = True
     s = src if isinstance(src, ndarray) else asarray(numpy.asarray(src).astype(dst._dtype)
                                                     if not isinstance(src, (bool, int, float, complex)) else
                                                     numpy.array(src, dtype=dst._dtype))
+    if s.ndim > dst.ndim and all(n == 1 for n in s.shape[:s.ndim - dst.ndim]):
+        s = s.reshape(s.shape[s.ndim - dst.ndim:])  # NumPy drops leading length-1 dimensions of the source
     if broadcast_shapes(s.shape, dst.shape) != dst.shape:
         raise ValueError(f"could not broadcast input array from shape {s.shape} into shape {dst.shape}")
     st = cast_tensor(s._t, s._dtype, dst._dtype).expand(dst._t.shape)
@@ -38,6 +40,8 @@ def copyto(dst: ndarray, src: Any, casting: str = "same_kind", where: Any = True
             dst._t.copy_(st)
         return
     w = asarray(where)
+    if w.ndim > dst.ndim and all(n == 1 for n in w.shape[:w.ndim - dst.ndim]):
+        w = w.reshape(w.shape[w.ndim - dst.ndim:])
     if w._dtype.kind != "b":
         raise TypeError("where= must be a boolean array")
     if broadcast_shapes(w.shape, dst.shape) != dst.shape:
@@ -47,7 +51,9 @@ def copyto(dst: ndarray, src: Any, casting: str = "same_kind", where: Any = True
 
 def delete(arr: Any, obj: Any, axis: Any = None) -> ndarray:
     """A copy of ``arr`` without the entries ``obj`` selects along ``axis`` (NumPy's index rules)."""
-    a = asarray(arr)
+    if not isinstance(arr, ndarray):  # as CuPy: host sequences are not converted implicitly
+        raise ValueError(f"delete() needs an ascend_compat.cupy.ndarray, not {type(arr).__name__}")
+    a = arr
     if axis is None:
         a, ax = a.ravel(), 0
     else:
@@ -134,16 +140,5 @@ def _install() -> None:
     ndarray.scatter_min = _scatter("minimum")
 
 
-def byte_bounds(a: ndarray) -> tuple[int, int]:
-    """(low, high): the device addresses of the first byte and one past the last byte ``a`` can reach."""
-    if not isinstance(a, ndarray):
-        raise TypeError("byte_bounds() needs an ascend_compat.cupy.ndarray")
-    low = a._t.data_ptr()
-    if a.size == 0:
-        return low, low
-    span = sum((n - 1) * s for n, s in zip(a._t.shape, a._t.stride())) + 1
-    return low, low + span * a._t.element_size()
-
-
 _install()
-__all__ = ["byte_bounds", "copyto", "delete", "flatiter"]
+__all__ = ["copyto", "delete", "flatiter"]

@@ -8,6 +8,7 @@ from typing import Any, Callable
 import numpy
 import torch
 
+from ascend_compat.cupy import _dtypes
 from ascend_compat.cupy._core import _wrap, asarray, ndarray
 from ascend_compat.cupy._manipulation import concatenate
 
@@ -83,14 +84,96 @@ def _ramp(a: ndarray, axis: int, width: int, end: Any, side: str) -> ndarray:
     return r.astype(a._dtype)
 
 
-def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> ndarray:
-    """Pad ``array`` as ``numpy.pad`` does."""
-    a = asarray(array)
-    if callable(mode):
-        raise NotImplementedError("pad with a callable mode is not supported by ascend_compat.cupy")
-    widths = [(int(b), int(e)) for b, e in _pairs(pad_width, a.ndim, "pad_width")]
+_ALLOWED_KWARGS = {
+    "empty": (), "edge": (), "wrap": (), "constant": ("constant_values",), "linear_ramp": ("end_values",),
+    "maximum": ("stat_length",), "mean": ("stat_length",), "median": ("stat_length",), "minimum": ("stat_length",),
+    "reflect": ("reflect_type",), "symmetric": ("reflect_type",),
+}
+
+
+def _odd_fill(p: torch.Tensor, left: int, right: int, n: int, symmetric: bool) -> None:
+    """NumPy's odd reflection, chunk by chunk, into ``p`` (axis 0, the original ``n`` values in the middle):
+    each chunk mirrors the values already in place about the current outer edge."""
+    total = p.shape[0]
+    while left or right:
+        old = total - left - right
+        if symmetric:
+            old, edge_off = old // n * n, 1
+        else:
+            old, edge_off = (old - 1) // (n - 1) * (n - 1), 0
+        if left:
+            k = min(old, left)
+            stop = left - edge_off
+            chunk = p[stop + 1:stop + k + 1].flip(0)
+            p[left - k:left] = _twice_minus(p[left:left + 1], chunk)
+            left -= k
+        if right:
+            k = min(old, right)
+            start = total - right + edge_off - 2
+            chunk = p[start - k + 1:start + 1].flip(0)
+            p[total - right:total - right + k] = _twice_minus(p[total - right - 1:total - right], chunk)
+            right -= k
+
+
+def _twice_minus(edge: torch.Tensor, chunk: torch.Tensor) -> torch.Tensor:
+    """``2 * edge - chunk`` with NumPy's wrap-around in the array's own type (bool: nonzero)."""
+    if edge.dtype == torch.bool:
+        return (2 * edge.long() - chunk.long()) != 0
+    return 2 * edge - chunk
+
+
+def _reflect(a: ndarray, t: torch.Tensor, axis: int, before: int, after: int, mode: str, odd: bool) -> ndarray:
+    n = t.shape[axis]
+    if n == 0:
+        raise ValueError(f"can't extend empty axis {axis} using modes other than 'constant' or 'empty'")
+    if not odd or n == 1:  # a singleton axis extends like 'edge' (NumPy's legacy rule), for 'odd' too
+        idx = _index_map("edge" if n == 1 else mode, n, before, after, t.device)
+        return _wrap(torch.index_select(t, axis, idx), a._dtype)
+    src = t.movedim(axis, 0)
+    p = src.new_empty((before + n + after, *src.shape[1:]))
+    p[before:before + n] = src
+    _odd_fill(p, before, after, n, mode == "symmetric")
+    mask = _dtypes.WRAP_MASK.get(a._dtype)
+    if mask is not None:  # uint16/uint32 held in a wider type: wrap back into range as NumPy does
+        p &= mask
+    return _wrap(p.movedim(0, axis).contiguous(), a._dtype)
+
+
+def _pad_with(a: ndarray, widths: list[tuple[int, int]], fn: Callable[..., Any], kwargs: dict[str, Any]) -> ndarray:
+    """NumPy's callable mode: ``fn(vector, (before, after), axis, kwargs)`` edits each 1-D slice in place."""
+    import itertools
+
+    from ascend_compat.cupy._manipulation import moveaxis
+
+    out = pad(a, widths)  # zeros around the data
+    for axis in range(out.ndim):
+        view = moveaxis(out, axis, -1)
+        for ind in itertools.product(*[range(k) for k in view.shape[:-1]]):
+            fn(view[ind], widths[axis], axis, kwargs)
+    return out
+
+
+def _widths(pad_width: Any, ndim: int) -> list[tuple[int, int]]:
+    raw = numpy.asarray(pad_width.get() if isinstance(pad_width, ndarray) else pad_width)
+    if raw.dtype.kind not in "iu":
+        raise TypeError("`pad_width` must be of integral type.")
+    widths = [(int(b), int(e)) for b, e in _pairs(raw, ndim, "pad_width")]
     if any(b < 0 or e < 0 for b, e in widths):
         raise ValueError("index can't contain negative values")
+    return widths
+
+
+def pad(array: Any, pad_width: Any, mode: Any = "constant", **kwargs: Any) -> ndarray:
+    """Pad ``array`` as ``numpy.pad`` does (every mode, a callable mode included)."""
+    a = asarray(array)
+    widths = _widths(pad_width, a.ndim)
+    if callable(mode):
+        return _pad_with(a, widths, mode, kwargs)
+    if mode not in _ALLOWED_KWARGS:
+        raise ValueError(f"mode '{mode}' is not supported")
+    unsupported = set(kwargs) - set(_ALLOWED_KWARGS[mode])
+    if unsupported:
+        raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
     odd = kwargs.get("reflect_type", "even") == "odd"
     out = a
     for axis, (before, after) in enumerate(widths):
@@ -100,16 +183,11 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> nd
         if mode in ("edge", "wrap", "reflect", "symmetric"):
             if n == 0:
                 raise ValueError(f"can't extend empty axis {axis} using modes other than 'constant' or 'empty'")
-            idx = _index_map(mode, n, before, after, out._t.device)
-            sel = torch.index_select(out._t, axis, idx)
-            if odd and mode in ("reflect", "symmetric"):
-                if max(before, after) > n - (mode == "reflect"):
-                    raise NotImplementedError("reflect_type='odd' wider than the array is not supported")
-                t = out._t
-                lo_e, hi_e = t.narrow(axis, 0, 1), t.narrow(axis, n - 1, 1)
-                parts = [2 * lo_e - sel.narrow(axis, 0, before), t, 2 * hi_e - sel.narrow(axis, before + n, after)]
-                sel = torch.cat(parts, axis).to(t.dtype)
-            out = _wrap(sel, a._dtype)
+            if mode in ("reflect", "symmetric"):
+                out = _reflect(a, out._t, axis, before, after, mode, odd)
+            else:
+                out = _wrap(torch.index_select(out._t, axis, _index_map(mode, n, before, after, out._t.device)),
+                            a._dtype)
             continue
         if mode in ("constant", "empty"):
             values = _pairs(kwargs.get("constant_values", 0), a.ndim, "constant_values")[axis]
@@ -121,12 +199,10 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> nd
             lengths = _pairs(kwargs.get("stat_length"), a.ndim, "stat_length")[axis]
             lo = _border(out, axis, before, lambda o=out, ln=lengths[0], ax=axis: _stat(o, ax, mode, ln, "before"))
             hi = _border(out, axis, after, lambda o=out, ln=lengths[1], ax=axis: _stat(o, ax, mode, ln, "after"))
-        elif mode == "linear_ramp":
+        else:  # linear_ramp
             ends = _pairs(kwargs.get("end_values", 0), a.ndim, "end_values")[axis]
             lo = _ramp(out, axis, before, ends[0], "before") if before else _border(out, axis, 0, None)
             hi = _ramp(out, axis, after, ends[1], "after") if after else _border(out, axis, 0, None)
-        else:
-            raise ValueError(f"mode '{mode}' is not supported")
         out = concatenate([lo, out, hi], axis)
     return out if out is not a else a.copy()
 

@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional
 import numpy
 import torch
 
-from ascend_compat.cupy import _dtypes
+from ascend_compat.cupy import _alloc, _dtypes
 from ascend_compat.cupy._core import _wrap, asarray, ndarray
 from ascend_compat.cupy._dtypes import cast_tensor, storage_dtype, to_numpy_dtype
 from ascend_compat.cupy._manipulation import normalize_axes, normalize_axis
@@ -64,6 +64,12 @@ def _reduce(t: torch.Tensor, fn: Callable[..., torch.Tensor], axes: tuple[int, .
         return t.clone()
     if ndim == 0:
         return fn(t.reshape(1), dim=0, keepdim=False)
+    if t.numel() * t.element_size() >= _alloc.THRESHOLD and (t.is_floating_point() or t.is_complex()):
+        # a large result (huge pages on the CPU); floats only: there every reduction keeps the input's dtype
+        shape = [1 if i in axes else s for i, s in enumerate(t.shape) if keepdims or i not in axes]
+        big = _alloc.empty_if_large(shape, t.dtype, t.device)
+        if big is not None:
+            return fn(t, dim=axes, keepdim=keepdims, out=big)
     return fn(t, dim=axes, keepdim=keepdims)
 
 
@@ -72,6 +78,34 @@ def _apply_where(a: ndarray, where: Any, fill: Any) -> torch.Tensor:
         return a._t
     mask = asarray(where)._t
     return torch.where(mask, a._t, torch.tensor(fill, dtype=a._t.dtype, device=a._t.device))
+
+
+def _warn_complex_cast(src: numpy.dtype, dst: numpy.dtype) -> None:
+    if src.kind == "c" and dst.kind != "c":  # as NumPy and CuPy: the imaginary part is dropped
+        warnings.warn("Casting complex values to real discards the imaginary part", numpy.exceptions.ComplexWarning,
+                      stacklevel=3)
+
+
+_INT_ACCUMULATE = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+_CHUNK_BYTES = 64 << 20
+
+
+def _int_sum(src: torch.Tensor, axes: tuple[int, ...], keepdims: bool) -> torch.Tensor:
+    """int64 sums of an integer tensor over ``axes``. torch widens its input to int64 before reducing (8x an int8
+    array, or far more for a broadcast view, as in CuPy's huge-sum test), so large inputs go in slices along axis 0
+    whose int64 copies stay near ``_CHUNK_BYTES``."""
+    n0 = src.shape[0]
+    rows = _max(1, _CHUNK_BYTES // _max(1, 8 * (src.numel() // _max(n0, 1))))
+    if rows >= n0:
+        return torch.sum(src, dim=axes, keepdim=keepdims, dtype=torch.int64)
+    parts = [torch.sum(src[i:i + rows], dim=axes, keepdim=True, dtype=torch.int64) for i in range(0, n0, rows)]
+    r = parts[0]
+    if 0 in axes:  # partial sums of the reduced axis 0
+        for p in parts[1:]:
+            r += p
+    else:
+        r = torch.cat(parts, dim=0)
+    return r if keepdims else r.squeeze(axes)
 
 
 def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
@@ -84,7 +118,14 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: 
             return _wrap(r if r.dtype == storage_dtype(dt) else r.to(storage_dtype(dt)), dt)
     a, axes = _prep(a, axis)
     dt = result_dtype(numpy.sum, a._dtype, dtype=dtype)
-    t = cast_tensor(_apply_where(a, where, 0), a._dtype, dt)
+    _warn_complex_cast(a._dtype, dt)
+    src = _apply_where(a, where, 0)
+    if dt == _dtypes.INT64 and src.dtype in _INT_ACCUMULATE and axes and a.ndim:
+        # widen while reducing: casting first would materialize an int64 copy, 8x an int8 input (or far more
+        # for a broadcast view, as in CuPy's huge-sum test)
+        r = _int_sum(src, axes, keepdims)
+        return _finish(r + initial if initial is not None else r, dt, out, dt)
+    t = cast_tensor(src, a._dtype, dt)
     if dt.kind == "b":
         r = _reduce(t.to(torch.uint8), torch.amax, axes, keepdims, a.ndim).bool() if t.numel() else \
             _reduce(t, torch.sum, axes, keepdims, a.ndim) != 0
@@ -99,6 +140,7 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims:
          initial: Any = None, where: Any = True) -> ndarray:
     a, axes = _prep(a, axis)
     dt = result_dtype(numpy.prod, a._dtype, dtype=dtype)
+    _warn_complex_cast(a._dtype, dt)
     t = cast_tensor(_apply_where(a, where, 1), a._dtype, dt)
     if t.dtype == torch.bool:
         t = t.to(torch.uint8)
@@ -189,11 +231,14 @@ def _arg(a: Any, axis: Any, out: Any, keepdims: bool, fn: Any, name: str) -> nda
         from ascend_compat.cupy._sorting import argsort
 
         src = _wrap(-t if name == "argmax" else t, a._dtype)
+        nan = torch.isnan(t)  # NumPy: the first NaN (in either part) wins, for argmax and argmin alike
         if axis is None:
             r = argsort(src.ravel())._t[0]
+            r = torch.where(nan.any(), nan.reshape(-1).to(torch.uint8).argmax(), r)
             return _finish(r.reshape((1,) * a.ndim) if keepdims else r, _dtypes.INT64, out, _dtypes.INT64)
         ax = normalize_axis(axis, a.ndim)
         r = argsort(src, ax)._t.narrow(ax, 0, 1)
+        r = torch.where(nan.any(ax, keepdim=True), nan.to(torch.uint8).argmax(ax, keepdim=True), r)
         return _finish(r if keepdims else r.squeeze(ax), _dtypes.INT64, out, _dtypes.INT64)
     if axis is None:
         r = fn(t.reshape(-1))

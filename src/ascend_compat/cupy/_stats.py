@@ -345,25 +345,34 @@ def ufunc_accumulate(uf: Any, array: Any, axis: int, dtype: Any, out: Any) -> nd
 
 
 def ufunc_at(uf: Any, a: ndarray, indices: Any, b: Any) -> None:
+    """``uf.at(a, indices, b)``: ``a[indices] = uf(a[indices], b)`` unbuffered (repeated indices compound);
+    ``b`` broadcasts to the shape of ``a[indices]``."""
     if not isinstance(a, ndarray):
         raise TypeError("first operand of ufunc.at must be an ascend_compat.cupy.ndarray")
-    flat_idx = _wrap(torch.arange(a.size, device=a._t.device).reshape(a.shape))[indices]._t.reshape(-1)
+    sel = _wrap(torch.arange(a.size, device=a._t.device).reshape(a.shape))[indices]
+    flat_idx = sel._t.reshape(-1)
+    t = a._t if a._t.is_contiguous() else a._t.contiguous()  # flat indexing needs one memory order
+    flat = _wrap(t.view(-1), a._dtype)
     if uf.nin == 1:
-        vals = uf(a.ravel()[_wrap(flat_idx)])
-        a._t.view(-1).index_copy_(0, flat_idx, vals._t)
-        return
-    bb = asarray(b) if not isinstance(b, (int, float, complex)) else b
-    if uf.name in ("add", "subtract") and a._dtype.kind != "b":
-        bt = asarray(bb)._t.expand(flat_idx.shape if asarray(bb).ndim <= 1 else -1).reshape(-1)
-        bt = -bt if uf.name == "subtract" else bt
-        bt = cast_tensor(bt, asarray(bb)._dtype, a._dtype) if bt.dtype != a._t.dtype else bt
-        a._t.view(-1).index_put_((flat_idx,), bt.expand(flat_idx.shape), accumulate=True)
-        return
-    bvals = asarray(bb).ravel() if isinstance(bb, ndarray) else None
-    flat = a.ravel()
-    for i, idx in enumerate(flat_idx.tolist()):  # sequential, so repeated indices compound as NumPy's do
-        operand = bb if bvals is None else bvals[i if bvals.size > 1 else 0]
-        flat[idx] = uf(flat[idx], operand)
+        flat._t.index_copy_(0, flat_idx, uf(flat[_wrap(flat_idx)])._t)
+    else:
+        bb = b if isinstance(b, (bool, int, float, complex)) else asarray(b)
+        if isinstance(bb, ndarray):
+            try:
+                bb = _wrap(torch.broadcast_to(bb._t, sel.shape).reshape(-1), bb._dtype)
+            except RuntimeError:
+                raise ValueError(f"operands could not be broadcast together: b {bb.shape} and a[indices] "
+                                 f"{sel.shape}") from None
+        if uf.name in ("add", "subtract") and a._dtype.kind != "b":
+            bt = asarray(bb)._t
+            bt = -bt if uf.name == "subtract" else bt
+            bt = cast_tensor(bt, asarray(bb)._dtype, a._dtype) if bt.dtype != t.dtype else bt
+            flat._t.index_put_((flat_idx,), bt.expand(flat_idx.shape), accumulate=True)
+        else:
+            for i, idx in enumerate(flat_idx.tolist()):  # sequential, so repeated indices compound as NumPy's do
+                flat[idx] = uf(flat[idx], bb[i] if isinstance(bb, ndarray) else bb)
+    if t is not a._t:
+        a._t.copy_(t)
 
 
 # histograms, bincount and digitize are NumPy's statistics: exported here, after (and over) older versions

@@ -9,8 +9,9 @@ from typing import Any, Optional
 import numpy
 import torch
 
-from ascend_compat.cupy import _dtypes
+from ascend_compat.cupy import _alloc, _dtypes
 from ascend_compat.cupy._core import _wrap, current_torch_device, ndarray
+from ascend_compat.cupy._core_dlpack import from_dlpack
 from ascend_compat.cupy._dtypes import to_numpy_dtype
 
 
@@ -22,7 +23,8 @@ def _host_to_tensor(arr: numpy.ndarray, device: torch.device) -> torch.Tensor:
         arr = numpy.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("="))
     t = torch.from_numpy(arr)
     if device.type == "cpu":
-        return t.clone() if t.numel() else t
+        big = _alloc.empty_if_large(t.shape, t.dtype, device)  # huge pages for a large copy, as NumPy's
+        return big.copy_(t) if big is not None else t.clone() if t.numel() else t
     return t.to(device)
 
 
@@ -49,7 +51,8 @@ def array(obj: Any, dtype: Any = None, copy: Any = True, order: str = "K", subok
     else:
         if hasattr(obj, "__dlpack__") and not isinstance(obj, (numpy.ndarray, numpy.generic)):
             return from_dlpack(obj)
-        host = numpy.array(obj, dtype=None if dtype is None else to_numpy_dtype(dtype), order=order)
+        np_order: Any = order  # validated by NumPy
+        host = numpy.array(obj, dtype=None if dtype is None else to_numpy_dtype(dtype), order=np_order)
         if host.dtype.kind in "OSUV":
             raise ValueError(f"Unsupported dtype {host.dtype}")
         if not host.dtype.isnative:  # CuPy byte-swaps host data into native order
@@ -113,7 +116,8 @@ def asnumpy(a: Any, stream: Any = None, order: str = "C", out: Any = None, *, bl
     if out is not None:
         out[...] = a
         return out
-    return numpy.asarray(a, order=order)
+    np_order: Any = order  # validated by NumPy
+    return numpy.asarray(a, order=np_order)
 
 
 def _new_array(shape: Any, dtype: Any, memptr: Any, strides: Any, order: Any) -> tuple[Any, Any, Any]:
@@ -163,18 +167,6 @@ def _default_strides(shape: tuple[int, ...], itemsize: int, order: Any) -> tuple
         out[d] = step
         step *= max(shape[d], 1)
     return tuple(out)
-
-
-def from_dlpack(x: Any, *, device: Any = None, copy: Any = None) -> ndarray:
-    """Wrap an object with ``__dlpack__`` (or a DLPack capsule) without copying."""
-    if isinstance(x, torch.Tensor):  # a tensor already is the storage (torch's DLPack check misses "npu")
-        return _wrap(x.detach())
-    try:
-        return _wrap(torch.utils.dlpack.from_dlpack(x))
-    except ValueError:
-        if not hasattr(x, "__dlpack__"):
-            raise
-        return _wrap(torch.utils.dlpack.from_dlpack(x.__dlpack__()))
 
 
 fromDlpack = from_dlpack  # noqa: N816 (CuPy's deprecated name)

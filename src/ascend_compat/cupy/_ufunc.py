@@ -2,7 +2,9 @@
 of a torch kernel, with ``out=``, ``dtype=``, ``casting=``, ``where=`` and ``reduce/accumulate/outer/at``.
 
 Loop dtypes are resolved once per (ufunc, input types, out dtype, dtype, casting) and cached, so a call on arrays
-costs a dict lookup, the casts and the torch kernel.
+costs a dict lookup, the casts and the torch kernel. A large new result on the CPU is allocated with huge pages
+(``_alloc``) and written by the kernel in place; the device running out of memory raises CuPy's
+``OutOfMemoryError``.
 """
 
 from __future__ import annotations
@@ -12,90 +14,24 @@ from typing import Any, Callable, Optional
 import numpy
 import torch
 
-from ascend_compat.cupy import _dtypes
+from ascend_compat.cupy import _alloc, _dtypes
 from ascend_compat.cupy._core import _wrap, asarray, current_torch_device, ndarray
 from ascend_compat.cupy._dtypes import WRAP_MASK, cast_tensor, storage_dtype
-
-_SCALARS = (int, float, complex)
-_BOOL = _dtypes.BOOL
-_I64_MIN, _U64_LIMIT = -(2**63), 2**64
-
-
-def _key(x: Any) -> Any:
-    """The type key of an operand: its dtype, or the Python scalar type (weak under NEP 50)."""
-    if isinstance(x, ndarray):
-        return x._dtype
-    tp = type(x)
-    if tp is bool:
-        return _BOOL
-    if tp in _SCALARS:
-        return tp
-    if isinstance(x, numpy.generic):
-        return _dtypes.to_numpy_dtype(x.dtype)
-    if isinstance(x, numpy.ndarray):
-        raise TypeError("Unsupported type <class 'numpy.ndarray'>: a host NumPy array cannot be mixed into a "
-                        "device ufunc; use ascend_compat.cupy.asarray(x) first")
-    if isinstance(x, (list, tuple)):
-        raise TypeError(f"Unsupported type {tp}: convert sequences with ascend_compat.cupy.asarray first")
-    raise TypeError(f"Unsupported type {tp}")
-
-
-def _operand(x: Any, dt: numpy.dtype, scalar_ok: bool) -> Any:
-    """``x`` as a torch tensor in the storage type of loop dtype ``dt`` (a Python scalar where ``scalar_ok``)."""
-    if isinstance(x, ndarray):
-        return cast_tensor(x._t, x._dtype, dt)
-    if isinstance(x, numpy.generic):
-        x = x.item()
-    if dt.kind in "iu" and isinstance(x, int) and not isinstance(x, bool):
-        _check_int_range(x, dt)
-        if dt == _dtypes.UINT64 and x >= 2**63:
-            x -= _U64_LIMIT
-    elif dt.kind == "b":
-        x = bool(x)
-    elif dt.kind == "f" and isinstance(x, complex):
-        x = x.real
-    if dt == _F16 and isinstance(x, (int, float)) and not isinstance(x, bool):
-        with numpy.errstate(over="ignore"):  # NumPy rounds the scalar to float16 first (65535 -> inf)
-            x = float(numpy.float16(x))
-    if scalar_ok and not isinstance(x, bool):
-        return x
-    return torch.tensor(x, dtype=storage_dtype(dt), device=current_torch_device())
-
-
-_F16 = numpy.dtype(numpy.float16)
-_RANGES: dict[numpy.dtype, tuple[int, int]] = {}
-
-
-def _check_int_range(x: int, dt: numpy.dtype) -> None:
-    lim = _RANGES.get(dt)
-    if lim is None:
-        info = numpy.iinfo(dt)
-        lim = _RANGES[dt] = (int(info.min), int(info.max))
-    if not lim[0] <= x <= lim[1]:
-        raise OverflowError(f"Python integer {x} out of bounds for {dt}")
-
-
-# For a Python int beyond the array's integer range, NumPy 2 compares by value: the answer is constant.
-_CMP_OOB = {"less": (True, False), "less_equal": (True, False), "greater": (False, True),
-            "greater_equal": (False, True), "equal": (False, False), "not_equal": (True, True)}
-_SWAP = {"less": "greater", "less_equal": "greater_equal", "greater": "less", "greater_equal": "less_equal",
-         "equal": "equal", "not_equal": "not_equal"}
-
-
-def _compare_out_of_range(name: str, args: Any) -> Optional[torch.Tensor]:
-    """``array OP int`` as a constant bool tensor when the int lies outside the array's integer range."""
-    arr, val = args
-    if not isinstance(arr, ndarray):
-        arr, val, name = val, arr, _SWAP[name]
-    if not isinstance(arr, ndarray) or type(val) is not int or arr._dtype.kind not in "iu":
-        return None
-    info = numpy.iinfo(arr._dtype)
-    if info.min <= val <= info.max:
-        return None
-    above = val > info.max
-    const = _CMP_OOB[name][0] if above else _CMP_OOB[name][1]
-    return torch.full(arr._t.shape, const, dtype=torch.bool, device=arr._t.device)
-
+from ascend_compat.cupy._ufunc_support import (
+    _BOOL,
+    _CMP_OOB,
+    _I64_MIN,
+    _SCATTER_REDUCE,
+    _as_dev,
+    _broadcast,
+    _broadcast_error,
+    _compare_out_of_range,
+    _key,
+    _operand,
+    _scatter_at,
+    reduceat,
+    unalias,
+)
 
 # ufuncs whose torch function can write into ``out=`` directly (same dtype, same shape).
 _OUT_KERNELS: dict[str, Callable[..., Any]] = {
@@ -106,18 +42,52 @@ _OUT_KERNELS: dict[str, Callable[..., Any]] = {
 }
 
 
-def _broadcast(s1: Any, s2: Any) -> Any:
-    """The broadcast of two shapes (None when they do not broadcast); torch's version is slow Python."""
-    if s1 == s2:
-        return s1
-    n = max(len(s1), len(s2))
-    a, b = (1,) * (n - len(s1)) + tuple(s1), (1,) * (n - len(s2)) + tuple(s2)
-    out = []
-    for x, y in zip(a, b):
-        if x != y and x != 1 and y != 1:
+# Float arrays on the CPU: ufuncs (by loop dtype char, f = float32, d = float64) whose NumPy SIMD kernel is several
+# times faster than torch's CPU kernel (torch 2.13 on x86-64: cos/sin/tan/exp/log/tanh 2-9x slower, see
+# benchmarks/cupy/bench_ops.py); NumPy's float64 cos/sin are 4x slower than torch's, so those stay with torch.
+# NumPy computes on the tensors' memory (no copy) from _NUMPY_MIN elements on (below, the call overhead dominates):
+# results match NumPy's bit for bit, torch's within an ULP or two.
+_NUMPY_FASTER = {"cos": "f", "sin": "f", "tan": "fd", "exp": "fd", "log": "fd", "sqrt": "fd", "tanh": "fd",
+                 "expm1": "fd", "log1p": "fd"}
+_NUMPY_MIN = 4096
+
+
+class _NumpyWriter:
+    """A kernel ``(*cpu_tensors, out=tensor)`` running NumPy's ufunc on the tensors' memory."""
+
+    def __init__(self, np_ufunc: Any) -> None:
+        self._np = np_ufunc
+
+    def __call__(self, *ins: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        with numpy.errstate(all="ignore"):  # CuPy does not warn on nan/inf results
+            self._np(*(t.numpy() for t in ins), out=out.numpy())
+        return out
+
+
+def _write_new(writer: Any, ins: Any, want: torch.dtype, min_elements: int) -> Optional[torch.Tensor]:
+    """``writer(*ins)`` written into a new tensor (huge pages on the CPU when large), or None where the kernel's
+    own allocation is as good: fewer than ``min_elements``, not the CPU, or operands whose result layout differs.
+
+    Only for C-contiguous tensor operands of one shape (and scalars): torch would make that result C-contiguous
+    too, so the layout users see does not change.
+    """
+    ta = ins[0]
+    if not isinstance(ta, torch.Tensor) or ta.numel() < min_elements or not ta.is_contiguous():
+        return None
+    for tb in ins[1:]:
+        if isinstance(tb, torch.Tensor) and (tb.shape != ta.shape or not tb.is_contiguous()):
             return None
-        out.append(y if x == 1 else x)
-    return torch.Size(out)
+    o = _alloc.empty_if_large(ta.shape, want, ta.device)
+    if o is None:
+        if not isinstance(writer, _NumpyWriter) or ta.device.type != "cpu":
+            return None
+        o = torch.empty(ta.shape, dtype=want)
+    try:
+        return writer(*ins, out=o)
+    except torch.OutOfMemoryError:
+        raise
+    except RuntimeError:  # a dtype the direct kernel refuses: the generic kernel handles it
+        return None
 
 
 def _finish(t: torch.Tensor, loop_out: numpy.dtype) -> torch.Tensor:
@@ -129,16 +99,6 @@ def _finish(t: torch.Tensor, loop_out: numpy.dtype) -> torch.Tensor:
     if mask is not None:
         t = t & mask
     return t
-
-
-def _broadcast_error(args: Any, exc: Exception) -> Exception:
-    shapes = [tuple(a._t.shape) for a in args if isinstance(a, ndarray)]
-    try:
-        torch.broadcast_shapes(*shapes)
-    except RuntimeError:
-        text = " ".join(str(s).replace(" ", "") for s in shapes)
-        return ValueError(f"operands could not be broadcast together with shapes {text}")
-    return exc
 
 
 class ufunc:  # noqa: N801
@@ -155,6 +115,7 @@ class ufunc:  # noqa: N801
         self.__doc__ = doc or f"Device version of numpy.{self._np.__name__}."
         self._cache: dict[Any, tuple[numpy.dtype, ...]] = {}
         self._fast: dict[Any, tuple[Any, ...]] = {}
+        self._np_writer = _NumpyWriter(self._np) if name in _NUMPY_FASTER else None
 
     def __repr__(self) -> str:
         return f"<ufunc '{self.name}'>"
@@ -183,26 +144,42 @@ class ufunc:  # noqa: N801
             self._cache[ck] = loop
         return loop
 
+    def _writer(self, lout: numpy.dtype) -> Optional[Callable[..., torch.Tensor]]:
+        """The kernel that writes a large CPU result of loop dtype ``lout`` into a given tensor (None: none)."""
+        if WRAP_MASK.get(lout) is not None:  # widened unsigned storage needs the generic path's wrap
+            return None
+        if self._np_writer is not None and lout.char in _NUMPY_FASTER[self.name]:
+            return self._np_writer
+        return _OUT_KERNELS.get(self.name)
+
+    @staticmethod
+    def _min_elements(writer: Any, lout: numpy.dtype) -> int:
+        """From how many elements a new result is written by ``writer`` rather than by the kernel's allocation."""
+        return _NUMPY_MIN if isinstance(writer, _NumpyWriter) else -(-_alloc.THRESHOLD // lout.itemsize)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        # Fast path: device arrays (and a Python scalar operand), no keywords, a loop seen before.
-        if not kwargs and len(args) == self.nin:
-            a = args[0]
-            if type(a) is ndarray:
-                if self.nin == 1:
-                    plan = self._fast.get(a._dtype)
-                    if plan is not None:
-                        return self._run_plan(plan, a._t, None)
-                else:
-                    b = args[1]
-                    tb = type(b)
-                    plan = self._fast.get((a._dtype, b._dtype if tb is ndarray else tb))
-                    if plan is not None:
-                        return self._run_plan(plan, a._t, b._t if tb is ndarray else _operand(b, plan[1], True))
-        elif len(kwargs) == 1 and len(args) == self.nin and type(kwargs.get("out")) is ndarray:
-            done = self._direct_out(args, kwargs["out"])
-            if done is not None:
-                return done
-        return self._call(*args, **kwargs)
+        try:
+            # Fast path: device arrays (and a Python scalar operand), no keywords, a loop seen before.
+            if not kwargs and len(args) == self.nin:
+                a = args[0]
+                if type(a) is ndarray:
+                    if self.nin == 1:
+                        plan = self._fast.get(a._dtype)
+                        if plan is not None:
+                            return self._run_plan(plan, a._t, None)
+                    else:
+                        b = args[1]
+                        tb = type(b)
+                        plan = self._fast.get((a._dtype, b._dtype if tb is ndarray else tb))
+                        if plan is not None:
+                            return self._run_plan(plan, a._t, b._t if tb is ndarray else _operand(b, plan[1], True))
+            elif len(kwargs) == 1 and len(args) == self.nin and type(kwargs.get("out")) is ndarray:
+                done = self._direct_out(args, kwargs["out"])
+                if done is not None:
+                    return done
+            return self._call(*args, **kwargs)
+        except torch.OutOfMemoryError as exc:  # CuPy's type (a subclass of the backend's)
+            _alloc.raise_cupy_oom(exc)
 
     def _direct_out(self, args: tuple[Any, ...], o: ndarray) -> Optional[ndarray]:
         """``f(a, b, out=o)`` for device arrays whose loop is known, written by torch straight into ``o``."""
@@ -215,20 +192,36 @@ class ufunc:  # noqa: N801
         ts = [a._t for a in args]
         if (ts[0].shape if self.nin == 1 else _broadcast(ts[0].shape, ts[1].shape)) != o._t.shape:
             return None
-        direct(*ts, out=o._t)
+        writer = plan[7]
+        if isinstance(writer, _NumpyWriter) and o._t.numel() >= _NUMPY_MIN and o._t.device.type == "cpu":
+            direct = writer  # NumPy's kernel, faster on the CPU for this op and dtype
+        try:
+            direct(*unalias(ts, o._t), out=o._t)
+        except torch.OutOfMemoryError:
+            raise
+        except RuntimeError:  # a dtype torch's kernel refuses (complex maximum): the general path handles it
+            return None
         return o
 
     def _run_plan(self, plan: tuple[Any, ...], ta: torch.Tensor, tb: Any) -> ndarray:
-        l0, l1, lout, cast_a, cast_b, want, mask = plan
+        l0, l1, lout, cast_a, cast_b, want, mask, direct, min_elements = plan
         if cast_a:
             ta = cast_tensor(ta, cast_a, l0)
         if tb is None:
-            r = self._kernel(ta)
+            r = _write_new(direct, (ta,), want, min_elements) if direct is not None and \
+                ta.numel() >= min_elements else None
+            if r is None:
+                r = self._kernel(ta)
         else:
             if cast_b:
                 tb = cast_tensor(tb, cast_b, l1)
             try:
-                r = self._kernel(ta, tb)
+                r = _write_new(direct, (ta, tb), want, min_elements) if direct is not None and \
+                    ta.numel() >= min_elements else None
+                if r is None:
+                    r = self._kernel(ta, tb)
+            except torch.OutOfMemoryError:
+                raise
             except RuntimeError:
                 return self._call(_wrap(ta, l0), _wrap(tb, l1) if isinstance(tb, torch.Tensor) else tb)
         if r.dtype != want:
@@ -244,13 +237,15 @@ class ufunc:  # noqa: N801
                 keys[1] is int and self.name in _CMP_OOB)):
             return
         cast_a = keys[0] if keys[0] != loop[0] else None
+        lout = loop[self.nin]
+        want, mask = storage_dtype(lout), WRAP_MASK.get(lout)
+        writer = self._writer(lout)
+        tail = (want, mask, writer, self._min_elements(writer, lout))
         if self.nin == 1:
-            self._fast[keys[0]] = (loop[0], None, loop[1], cast_a, None, storage_dtype(loop[1]),
-                                   WRAP_MASK.get(loop[1]))
+            self._fast[keys[0]] = (loop[0], None, lout, cast_a, None, *tail)
             return
         cast_b = keys[1] if isinstance(keys[1], numpy.dtype) and keys[1] != loop[1] else None
-        self._fast[keys] = (loop[0], loop[1], loop[2], cast_a, cast_b, storage_dtype(loop[2]),
-                            WRAP_MASK.get(loop[2]))
+        self._fast[keys] = (loop[0], loop[1], lout, cast_a, cast_b, *tail)
 
     def _call(self, *args: Any, out: Any = None, dtype: Any = None, casting: str = "same_kind",
               where: Any = True, **kwargs: Any) -> Any:
@@ -266,6 +261,9 @@ class ufunc:  # noqa: N801
             if kwargs:
                 raise TypeError(f"{self.name}() got unexpected keyword argument(s) {sorted(kwargs)}")
         outs = self._check_outs(out)
+        # objects standing for an array (cupy.poly1d) take part through __cupy_get_ndarray__, as in CuPy
+        args = tuple(a.__cupy_get_ndarray__() if type(a) is not ndarray and hasattr(a, "__cupy_get_ndarray__")
+                     else a for a in args)
         keys = tuple(_key(a) for a in args)
         if self.name in _CMP_OOB and int in keys:
             res = _compare_out_of_range(self.name, args)
@@ -286,7 +284,7 @@ class ufunc:  # noqa: N801
             try:  # write straight into out= (no temporary, as NumPy does)
                 shapes = [i.shape for i in ins if isinstance(i, torch.Tensor)]
                 if (shapes[0] if len(shapes) == 1 else _broadcast(*shapes)) == o._t.shape:
-                    direct(*ins, out=o._t)
+                    direct(*unalias(ins, o._t), out=o._t)
                     return o
             except RuntimeError:
                 pass
@@ -294,8 +292,13 @@ class ufunc:  # noqa: N801
                                                                    or self.name == "true_divide"):
             # (a scalar numerator too: torch would multiply by the reciprocal, which rounds differently)
             ins[0] = torch.tensor(ins[0], dtype=storage_dtype(loop[0]), device=current_torch_device())
+        res = None
+        writer = self._writer(loop[nin]) if o is None and where is True and self.nout == 1 else None
+        if writer is not None:
+            res = _write_new(writer, ins, storage_dtype(loop[nin]), self._min_elements(writer, loop[nin]))
         try:
-            res = self._kernel(*ins)
+            if res is None:
+                res = self._kernel(*ins)
         except RuntimeError as exc:
             raise _broadcast_error(args, exc) from None
         if self.nout == 1:
@@ -341,7 +344,7 @@ class ufunc:  # noqa: N801
             if r is None:
                 raise ValueError(f"non-broadcastable output operand with shape {out.shape} doesn't match the "
                                  "broadcast shape of the inputs")
-        out._t.copy_(cast_tensor(r, loop_dt, out._dtype) if out._dtype != loop_dt else r)
+        out._t.copy_(cast_tensor(r, loop_dt, out._dtype) if out._dtype != loop_dt else unalias((r,), out._t)[0])
         return out
 
     # -- methods -----------------------------------------------------------------------------------------------
@@ -377,69 +380,7 @@ class ufunc:  # noqa: N801
     def reduceat(self, array: Any, indices: Any, axis: int = 0, dtype: Any = None, out: Any = None) -> Any:
         """Reductions over ``array[indices[k]:indices[k+1]]`` along ``axis`` (``array[indices[k]]`` when the
         slice is empty), in the input's dtype unless ``dtype`` is given (NumPy's rules)."""
-        from ascend_compat.cupy._manipulation import concatenate, normalize_axis
-
-        if self.nin != 2:
-            raise ValueError("reduceat only supported for binary functions")
-        a = asarray(array)
-        ax = normalize_axis(axis, a.ndim)
-        idx = [int(i) for i in (indices.get() if isinstance(indices, ndarray) else numpy.asarray(indices)).ravel()]
-        n = a.shape[ax]
-        if any(i < 0 or i >= n for i in idx):
-            raise IndexError(f"index out of bounds for axis {ax} with size {n}")
-        head = (slice(None),) * ax
-        # the dtype reduce gives (int8 -> int64 for add, as NumPy), unless ``dtype`` is given
-        dt = self.reduce(a[(*head, slice(0, 1))], axis=ax).dtype if dtype is None else _dtypes.to_numpy_dtype(dtype)
-        parts = []
-        for k, i in enumerate(idx):
-            j = idx[k + 1] if k + 1 < len(idx) else n
-            if i < j:
-                parts.append(self.reduce(a[(*head, slice(i, j))], axis=ax, dtype=dt, keepdims=True).astype(dt))
-            else:
-                parts.append(a[(*head, slice(i, i + 1))].astype(dt))
-        res = concatenate(parts, axis=ax) if parts else a[(*head, slice(0, 0))].astype(dt)
-        if out is not None:
-            out[...] = res
-            return out
-        return res
-
-
-_SCATTER_REDUCE = {"add": "sum", "subtract": "sum", "maximum": "amax", "minimum": "amin"}
-
-
-def _scatter_at(name: str, a: ndarray, indices: Any, b: Any) -> None:
-    """``add/subtract/maximum/minimum.at`` as one torch scatter-reduce over the flat positions ``indices`` pick."""
-    t = a._t
-    flat_idx = _wrap(torch.arange(a.size, device=t.device).reshape(a.shape))[indices]._t
-    vals = asarray(b) if not isinstance(b, ndarray) else b
-    bt = cast_tensor(vals._t, vals._dtype, a._dtype).to(t.device)
-    try:
-        bt = bt.broadcast_to(flat_idx.shape).reshape(-1)
-    except RuntimeError:
-        raise ValueError(f"array is not broadcastable to correct shape: {vals.shape} into {tuple(flat_idx.shape)}") \
-            from None
-    if name == "subtract":
-        bt = -bt
-    flat = t.contiguous().view(-1)
-    flip = a._dtype == _dtypes.UINT64 and name != "add" and name != "subtract"
-    if flip:  # uint64 held as its int64 bit pattern: flipping the top bit makes signed order the unsigned one
-        flat, bt = flat ^ _INT64_MIN, bt ^ _INT64_MIN
-    flat.scatter_reduce_(0, flat_idx.reshape(-1), bt, _SCATTER_REDUCE[name], include_self=True)
-    if flip:
-        flat ^= _INT64_MIN
-    if a._dtype in WRAP_MASK:  # uint16/uint32 held widened: wrap sums back into range
-        flat &= WRAP_MASK[a._dtype]
-    if flat.data_ptr() != t.data_ptr() or flip:
-        t.copy_(flat.view(t.shape))
-
-
-_INT64_MIN = -(2**63)
-
-
-def _as_dev(x: Any) -> Any:
-    if isinstance(x, numpy.ndarray):
-        raise TypeError("Unsupported type <class 'numpy.ndarray'>")
-    return x if isinstance(x, (ndarray, *_SCALARS, bool, numpy.generic)) else asarray(x)
+        return reduceat(self, array, indices, axis, dtype, out)
 
 
 def create_ufunc(name: str, nin: int, kernel: Callable[..., Any], nout: int = 1, np_name: Optional[str] = None,

@@ -10,6 +10,7 @@ import torch
 from numpy.linalg import LinAlgError
 
 from ascend_compat.cupy import _core, _dtypes
+from ascend_compat.cupy._errstate import get_config_linalg
 from ascend_compat.cupy.linalg._util import (
     as_array,
     assert_stacked_2d,
@@ -49,6 +50,9 @@ def solve(a: Any, b: Any) -> Any:
     ta = ta.expand(*batch, *ta.shape[-2:])
     tb = tb.expand(*batch, *tb.shape[-2:])
     with linalg_errors("Singular matrix"):
+        if ta.numel() and not tb.numel() and get_config_linalg() == "raise":  # nothing to solve for: a singular
+            if bool((torch.linalg.lu_factor_ex(ta).info > 0).any()):  # ``a`` fails only when asked (as in CuPy)
+                raise LinAlgError("Singular matrix")
         x = torch.linalg.solve(ta, tb) if ta.numel() and tb.numel() else tb.clone()
     return wrap(x.squeeze(-1) if vector else x, res)
 
