@@ -86,3 +86,53 @@ def test_savepoint_undoes_only_its_own_block():
     ledger.setattr(mod, "y", 30)  # the failed block released its claim
     ledger.restore()
     assert (mod.x, mod.y) == (1, 2)
+
+
+def test_child_scopes_share_one_claim_table_and_end_in_any_order():
+    mod = types.SimpleNamespace(f=len, g=min, h=abs)
+    root = Ledger()
+    first, second = root.child(), root.child()
+    wrapper = object()
+    first.setattr(mod, "f", wrapper)
+    with pytest.raises(PatchConflictError):
+        second.setattr(mod, "f", object())  # a second, different wrapper of the same place is refused everywhere
+    second.setattr(mod, "f", wrapper)  # the very same change: shared, one record
+    second.setattr(mod, "g", max)
+    root.setattr(mod, "h", round)
+    assert [r.kind for r in second.records] == ["share", "attr"] and len(root.claimed()) == 3
+    first.restore()  # ends first: its record passes to the scope still sharing it
+    assert mod.f is wrapper and [r.kind for r in second.records] == ["attr", "attr"]
+    root.restore()  # out of order with the child: exact, the places differ
+    assert mod.h is abs and mod.g is max
+    second.restore()
+    assert (mod.f, mod.g, mod.h) == (len, min, abs) and root.claimed() == ()
+
+
+def test_hand_over_merges_a_scope_into_another():
+    mod = types.SimpleNamespace(f=len, g=min)
+    root = Ledger()
+    child = root.child()
+    wrapper = object()
+    root.setattr(mod, "f", wrapper)
+    child.setattr(mod, "f", wrapper)
+    child.setattr(mod, "g", max)
+    child.hand_over(root)
+    assert len(child) == 0 and [r.kind for r in root.records] == ["attr", "attr"]  # the share merged away
+    child.restore()
+    assert mod.g is max
+    root.restore()
+    assert (mod.f, mod.g) == (len, min)
+
+
+def test_a_fault_injecting_ledger_reaches_its_child_scopes():
+    class Faulty(Ledger):
+        def _step(self, stage, label):
+            if label == "bad":
+                raise KeyboardInterrupt(label)
+
+    mod = types.SimpleNamespace(a=1, b=2)
+    child = Faulty().child()
+    with pytest.raises(KeyboardInterrupt), child.transaction():
+        child.setattr(mod, "a", 10, "good")
+        child.setattr(mod, "b", 20, "bad")
+    assert (mod.a, mod.b) == (1, 2) and len(child) == 0 and child.claimed() == ()

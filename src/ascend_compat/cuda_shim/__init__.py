@@ -7,10 +7,13 @@ deactivation restores every original exactly. The wrappers redirect only while `
 activation, first off on deactivation): other threads, and references kept across ``deactivate()``, see the old
 behaviour or the new one, never a mix. With real CUDA or ROCm present, activation is a no-op.
 
-Environment: ``ASCEND_COMPAT_NO_PATCH=1`` (activation does nothing), ``ASCEND_COMPAT_BACKEND`` (override
-detection), ``ASCEND_COMPAT_CUDA_AVAILABLE=auto|true|false``, ``ASCEND_COMPAT_CUDA_CAPABILITY`` (default 8.0),
-``ASCEND_COMPAT_LOG_LEVEL=DEBUG``, ``ASCEND_COMPAT_DTYPE_POLICY=keep|warn|substitute`` (dtypes the device lacks:
-see :mod:`ascend_compat.cuda_shim.dtype_policy`).
+The dtype policy (:mod:`~ascend_compat.cuda_shim.dtype_policy`) and the fallback monitor are hooks and child
+scopes of the same ledger (:func:`package_ledger`): one wrapper per patched attribute, whatever is in force.
+
+Environment (:mod:`ascend_compat.settings`): ``ASCEND_COMPAT_NO_PATCH=1`` (activation does nothing),
+``ASCEND_COMPAT_BACKEND`` (override detection), ``ASCEND_COMPAT_CUDA_AVAILABLE=auto|true|false``,
+``ASCEND_COMPAT_CUDA_CAPABILITY`` (default 8.0), ``ASCEND_COMPAT_LOG_LEVEL=DEBUG``,
+``ASCEND_COMPAT_DTYPE_POLICY=keep|warn|substitute`` (dtypes the device lacks).
 """
 
 from __future__ import annotations
@@ -32,21 +35,37 @@ log = logging.getLogger("ascend_compat")
 _LOCK = threading.RLock()
 _DEPTH = 0
 _LEDGER = Ledger()
-_BACKEND: Optional[type] = None
+_BACKEND: Any = None  # the BackendInfo subclass in use
 _NOOP_REASON: Optional[str] = None
 _DTYPES_MODULE = "ascend_compat.cuda_shim.dtype_policy"
 
 
+def _setting(name: str, variable: str) -> Any:
+    """``settings.<name>.get()``, importing the settings module only when ``variable`` is set: importing it costs
+    about 1.5 ms, on activate()'s path, and these variables are usually unset."""
+    if variable not in os.environ:
+        return None
+    from ascend_compat import settings
+
+    return getattr(settings, name).get()
+
+
 def _configure_logging() -> None:
-    level = os.environ.get("ASCEND_COMPAT_LOG_LEVEL")
+    level = _setting("LOG_LEVEL", "ASCEND_COMPAT_LOG_LEVEL")
     if level:
         logging.basicConfig()
-        log.setLevel(level.upper())
-        devices.DEBUG = level.upper() == "DEBUG"
+        log.setLevel(level)
+        devices.DEBUG = level == "DEBUG"
 
 
 def _no_patch() -> bool:
-    return os.environ.get("ASCEND_COMPAT_NO_PATCH", "").lower() in ("1", "true", "yes")
+    return bool(_setting("NO_PATCH", "ASCEND_COMPAT_NO_PATCH"))
+
+
+def package_ledger() -> Ledger:
+    """The package's one ledger: the shim's activation; the dtype policy's checks and the fallback monitor are
+    child scopes of it (see :mod:`~ascend_compat.cuda_shim.ledger`)."""
+    return _LEDGER
 
 
 def activate(backend: Optional[str] = None, *, dtype_policy: Optional[str] = None) -> Optional[str]:
@@ -59,8 +78,9 @@ def activate(backend: Optional[str] = None, *, dtype_policy: Optional[str] = Non
     global _DEPTH, _NOOP_REASON
     _configure_logging()
     dtypes = _dtype_module(dtype_policy)
-    if dtypes is not None and dtype_policy is not None:
-        dtype_policy = dtypes._check(dtype_policy)  # a bad name fails before anything is patched
+    if dtypes is not None:  # bad names fail before anything is patched
+        dtype_policy = dtypes._check(dtype_policy) if dtype_policy is not None else None
+        dtypes.policy_from_env()
     if not _no_patch():
         # Importing torch runs post-import hooks: ASCEND_COMPAT_AUTO_ACTIVATE's activation completes there first,
         # and this call then nests inside it (run under the lock, it would detect its own patched torch.cuda).
@@ -69,23 +89,29 @@ def activate(backend: Optional[str] = None, *, dtype_policy: Optional[str] = Non
         if _DEPTH > 0:
             _DEPTH += 1
             guard.rollback = deactivate  # a Ctrl-C meanwhile: this activation is undone before it is delivered
-            if _BACKEND is not None and dtypes is not None:
-                dtypes.after_activation(dtype_policy)
-            return _BACKEND.device_type if _BACKEND is not None else None
-        if _no_patch():
+        elif _no_patch():
             _NOOP_REASON, _DEPTH = "ASCEND_COMPAT_NO_PATCH is set", 1
             guard.rollback = deactivate
             return None
-        if len(_LEDGER):  # an earlier restore failed part-way: retry it before patching anything again
-            _LEDGER.restore()
-        target = _first_activation(backend, dtype_policy, dtypes)
-        guard.rollback = deactivate
+        else:
+            if len(_LEDGER):  # an earlier restore failed part-way: retry it before patching anything again
+                _LEDGER.restore()
+            _first_activation(backend)
+            guard.rollback = deactivate
+        if _BACKEND is None:
+            return None
+        if dtypes is not None:
+            try:
+                dtypes.enter_activation(dtype_policy)
+            except Exception as exc:  # the dtype checks are an extra: the redirection itself works without them
+                log.warning("ascend-compat: dtype policy not applied: %s", exc)
+        target: str = _BACKEND.device_type
         return target
 
 
-def _first_activation(backend: Optional[str], dtype_policy: Optional[str], dtypes: Any) -> Optional[str]:
+def _first_activation(backend: Optional[str]) -> None:
     global _DEPTH, _BACKEND, _NOOP_REASON
-    if os.environ.get("ASCEND_COMPAT_SIMULATE"):
+    if _setting("SIMULATE", "ASCEND_COMPAT_SIMULATE"):
         from ascend_compat import simulate
 
         simulate.install_from_env()
@@ -95,45 +121,29 @@ def _first_activation(backend: Optional[str], dtype_policy: Optional[str], dtype
     if found.backend is None:
         _NOOP_REASON, _DEPTH = found.reason, 1
         log.info("ascend-compat: %s", found.reason)
-        return None
+        return
     chosen = found.backend
     chosen.load()
     from ascend_compat.cuda_shim import core_patches
     from ascend_compat.ecosystem import patching as library_patches
 
-    policy = None
-    if dtypes is not None:
-        policy = dtype_policy if dtype_policy is not None else dtypes.policy_from_env()
-        dtypes.suspend_for_activation()  # its patches must sit on top of ours (restore is last-in, first-out)
-    try:
-        with _LEDGER.transaction():
-            core_patches.apply(_LEDGER, chosen)
-            library_patches.install(_LEDGER, chosen)
-            _LEDGER.setattr(devices.TARGET, "active", True, label="shim active")  # last: every wrapper switches
-    except BaseException:
-        if dtypes is not None:
-            dtypes.after_failed_activation()
-        raise
+    with _LEDGER.transaction():
+        core_patches.apply(_LEDGER, chosen)
+        library_patches.install(_LEDGER, chosen)
+        _LEDGER.setattr(devices.TARGET, "active", True, label="shim active")  # last: every wrapper switches
     _BACKEND, _NOOP_REASON, _DEPTH = chosen, None, 1
-    if dtypes is not None:
-        try:
-            dtypes.after_activation(policy)
-        except Exception as exc:  # the dtype checks are an extra: the redirection itself works without them
-            dtypes.uninstall()
-            log.warning("ascend-compat: dtype policy not applied: %s", exc)
     log.info("ascend-compat: redirecting CUDA to %s (%s)", chosen.device_type, found.reason)
-    return chosen.device_type  # type: ignore[no-any-return]
 
 
 def _dtype_module(requested: Optional[str]) -> Any:
     """The dtype-policy module, or None when no policy can be in play (saves importing it on every activation).
 
     Until something imports it (a ``dtype_policy=`` argument, ``ASCEND_COMPAT_DTYPE_POLICY``, ``with
-    dtype_policy(...)``, the report), its state is the default: policy ``keep``, nothing patched, no open block, so
+    dtype_policy(...)``, the report), its state is the default: policy ``keep``, no checks, no open block, so
     there is nothing for activation or deactivation to tell it.
     """
     module = sys.modules.get(_DTYPES_MODULE)
-    if module is None and (requested is not None or os.environ.get("ASCEND_COMPAT_DTYPE_POLICY", "").strip()):
+    if module is None and (requested is not None or _setting("DTYPE_POLICY", "ASCEND_COMPAT_DTYPE_POLICY")):
         from ascend_compat.cuda_shim import dtype_policy as module
     return module
 
@@ -150,15 +160,13 @@ def deactivate() -> None:
         _DEPTH -= 1
         dtypes = sys.modules.get(_DTYPES_MODULE)  # never imported: nothing of it to undo
         if _BACKEND is not None and dtypes is not None:
-            dtypes.before_deactivation(last=_DEPTH == 0)
+            dtypes.exit_activation(last=_DEPTH == 0)
         if _DEPTH == 0:
             try:
                 _LEDGER.restore()
             finally:
                 _BACKEND = None
                 devices.reset_caches()
-            if dtypes is not None:
-                dtypes.after_deactivation()
 
 
 @contextmanager

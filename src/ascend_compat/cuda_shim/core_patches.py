@@ -101,7 +101,7 @@ def _device(plan: Plan, torch: Any, backend: Any) -> None:
     import copyreg
 
     real = TARGET.real_device
-    proxy = patches._make_device_proxy(real)
+    proxy: Any = patches._make_device_proxy(real)
     plan.ledger.on_restore(proxy._ascend_compat_cache.clear, "torch.device stand-in: its cache")
     plan.patch(torch, "device", proxy)
     plan.item(copyreg.dispatch_table, real, patches._reduce_device, "copyreg")
@@ -125,12 +125,10 @@ def _dataloader(plan: Plan, torch: Any, backend: Any) -> None:
 
 
 def _factories(plan: Plan, torch: Any, backend: Any) -> None:
-    host = not backend.accelerator  # CPU fallback: the same wrapper also drops pin_memory=True
-    for name in patches.FACTORIES:
-        fn = getattr(torch, name, None)
-        if fn is not None:
-            unpin = f"torch.{name}(pin_memory)" if host else None
-            plan.patch(torch, name, patches._device_kw(fn, f"torch.{name}(device=cuda)", unpin))
+    if not backend.accelerator:  # CPU fallback: the factories' one wrapper also drops pin_memory=True
+        plan.ledger.setattr(patches, "UNPIN", True, "factories drop pin_memory")
+    for owner, name, wrapper in patches.factory_sites(torch):
+        plan.patch(owner, name, wrapper)
 
 
 def _tensor_new(plan: Plan, torch: Any, backend: Any) -> None:
@@ -141,11 +139,9 @@ def _tensor_new(plan: Plan, torch: Any, backend: Any) -> None:
 
 
 def _tensor_moves(plan: Plan, torch: Any, backend: Any) -> None:
-    tensor = torch.Tensor
-    to, cuda, is_cuda = tensor.to, tensor.cuda, tensor.is_cuda
-    plan.patch(tensor, "to", patches._positional_device(to, "Tensor.to(cuda)"))
-    plan.patch(tensor, "cuda", patches._tensor_cuda(to, cuda))
-    plan.patch(tensor, "is_cuda", patches._tensor_is_cuda(is_cuda))
+    for owner, name, wrapper in patches.move_sites(torch):
+        plan.patch(owner, name, wrapper)
+    plan.patch(torch.Tensor, "is_cuda", patches._tensor_is_cuda(torch.Tensor.is_cuda))
 
 
 def _module_moves(plan: Plan, torch: Any, backend: Any) -> None:
@@ -214,8 +210,12 @@ def _distributed(plan: Plan, torch: Any, backend: Any) -> None:
 
 def _visible_devices(plan: Plan, torch: Any, backend: Any) -> None:
     env = backend.visible_devices_env
-    if env and os.environ.get("CUDA_VISIBLE_DEVICES") and not os.environ.get(env):
-        plan.item(os.environ, env, os.environ["CUDA_VISIBLE_DEVICES"])
+    if env and "CUDA_VISIBLE_DEVICES" in os.environ and not os.environ.get(env):  # settings only when it is set
+        from ascend_compat import settings
+
+        visible = settings.CUDA_VISIBLE_DEVICES.get()
+        if visible:
+            plan.item(os.environ, env, visible)
 
 
 _NO_ISSUE = "none: CUDA code meeting another device, not a torch bug"
@@ -291,7 +291,7 @@ def _default_device_constructors(ledger: Ledger) -> None:
 
         @functools.lru_cache(1)
         def _device_constructors() -> set[Any]:
-            originals = {id(rec.replacement): rec.original for rec in ledger.records if rec.kind == "attr"}
+            originals = {id(rec.replacement): rec.original for rec in ledger.claimed() if rec.kind == "attr"}
             return {originals.get(id(fn), fn) for fn in raw()}
 
         ledger.setattr(imported, "_device_constructors", _device_constructors, "torch.utils._device constructors")

@@ -96,6 +96,7 @@ def apply(patch: Patch, collective: str, first_arg_device: Callable[..., Any], s
     patch(dist, "init_process_group", wrapped)
     patch(distributed_c10d, "init_process_group", wrapped)
     patch(dist, "is_nccl_available", lambda: True)
+    device_mesh: Any
     try:
         from torch.distributed import device_mesh
     except ImportError:  # torch < 2.2

@@ -10,7 +10,7 @@ With ``false`` none of this is patched and ``torch.accelerator`` answers as torc
 Pinned memory needs an accelerator's host allocator, which a CPU-only torch lacks ("Cannot access accelerator
 device when none is available"). There is nothing to copy to, so pinning is a no-op: ``Tensor.pin_memory()``
 returns the tensor, ``DataLoader(pin_memory=True)`` does not pin, factories given ``pin_memory=True`` allocate
-ordinary memory (their one ``device=`` wrapper drops it: :func:`~ascend_compat.cuda_shim.patches._device_kw`).
+ordinary memory (their one wrapper drops it: :func:`~ascend_compat.cuda_shim.patches._factory`).
 """
 
 from __future__ import annotations
@@ -145,5 +145,6 @@ def apply(patch: Patch, available: bool) -> None:
             patch(accelerator, name, fn)
     device_index = getattr(accelerator, "device_index", None)
     if isinstance(device_index, type):
-        patch(device_index, "__enter__", _no_exchange(device_index.__enter__))
-        patch(device_index, "__exit__", _no_exchange(device_index.__exit__))
+        cls: Any = device_index
+        patch(cls, "__enter__", _no_exchange(cls.__enter__))
+        patch(cls, "__exit__", _no_exchange(cls.__exit__))

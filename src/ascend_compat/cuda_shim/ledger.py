@@ -1,17 +1,24 @@
 """One ledger for all monkey-patching.
 
-Every global change the package makes goes through a :class:`Ledger`: attributes (the raw ``__dict__`` entry is
-recorded, so descriptors come back as they were and a name that was absent is deleted again), mapping entries
-(``os.environ``, ``copyreg.dispatch_table``), list elements (finders in ``sys.meta_path``) and undo callbacks
-(``atexit`` registrations, dispatch modes). It refuses to patch the same place twice, applies a plan atomically
-(a failure restores everything applied so far) and restores in reverse order.
+Every global change the package makes goes through the package's :class:`Ledger` (``cuda_shim._LEDGER``):
+attributes (the raw ``__dict__`` entry is recorded, so descriptors come back as they were and a name that was absent
+is deleted again), mapping entries (``os.environ``, ``copyreg.dispatch_table``), list elements (finders in
+``sys.meta_path``) and undo callbacks (``atexit`` registrations, dispatch modes). It refuses to patch the same place
+twice, applies a plan atomically (a failure restores everything applied so far) and restores in reverse order.
+
+Scopes: the shim's activation is the ledger itself; the dtype policy's checks and the fallback monitor are
+:meth:`Ledger.child` scopes of it, with lifetimes of their own. Every scope's records claim places in one shared
+table, so no two scopes patch the same place differently (one wrapper per attribute). Two scopes that need the *same*
+change share its one record (:meth:`Ledger.setattr` with the value already there): it is undone when the last of
+them ends. A scope restores its own records newest first; as no two records hold the same place, scopes may end in
+any order and every restore is exact.
 
 Atomic with respect to exceptions and signals:
 
 - the record is written *before* the change it describes, and removed again if the change fails, so an exception
   at any point leaves either nothing or a record that restoring handles (restoring a change that never happened
   puts back what is already there);
-- the claims that refuse double patches are derived from the records, never kept apart from them;
+- the claims that refuse double patches are kept with the records, added and dropped in the same step;
 - a record whose restore fails stays in the ledger (a later ``restore()`` retries it);
 - ``transaction()``, ``savepoint()`` and ``restore()`` run with SIGINT deferred (:func:`signals_deferred`): a
   Ctrl-C arriving in the middle is delivered when the ledger is consistent again.
@@ -65,7 +72,9 @@ class PatchRecord(FieldValue):
         self.replacement = replacement
         self.is_item = is_item  # a mapping entry (os.environ, copyreg.dispatch_table) rather than an attribute
         self.label = label
-        self.kind = kind  # "attr", "item", "list" (an element put into a list) or "call" (an undo callback)
+        # "attr", "item", "list" (an element put into a list), "call" (an undo callback) or "share" (another
+        # scope's record this scope also needs: ``original`` is that record, ``owner`` this scope)
+        self.kind = kind
 
     def key(self) -> tuple[int, str, bool]:
         """What a second patch of the same place would collide with."""
@@ -73,7 +82,7 @@ class PatchRecord(FieldValue):
 
     def describe(self) -> str:
         owner = getattr(self.owner, "__name__", type(self.owner).__name__)
-        if self.kind in ("list", "call"):
+        if self.kind in ("list", "call", "share"):
             return f"{self.kind}:{self.label}"
         return f"{owner}[{self.name!r}]" if self.is_item else f"{owner}.{self.name}"
 
@@ -169,22 +178,39 @@ class Ledger:
 
     ``_step`` (None here) is called as ``_step(stage, label)`` between the steps of every change when set; a
     test-only subclass uses it to inject faults (``stage`` is ``"record"``, ``"change"``, ``"done"`` or, when
-    restoring, ``"undo"``).
+    restoring, ``"undo"``); its child scopes call the same one.
     """
 
     _step: Optional[Step] = None
 
-    def __init__(self) -> None:
+    def __init__(self, parent: Optional[Ledger] = None) -> None:
         self._records: list[PatchRecord] = []
-        self._keys: set[tuple[int, str, bool]] = set()
-        self._lock = threading.RLock()
+        if parent is None:
+            # Shared with every child scope: each claimed place and its record; the records other scopes share.
+            self._keys: dict[tuple[int, str, bool], PatchRecord] = {}
+            self._shares: dict[int, list[PatchRecord]] = {}
+            self._lock = threading.RLock()
+        else:
+            self._keys, self._shares, self._lock = parent._keys, parent._shares, parent._lock
+            if parent._step is not None:
+                self._step = parent._step
+
+    def child(self) -> Ledger:
+        """A scope of this ledger with a lifetime of its own (its :meth:`restore` undoes only its records)."""
+        return Ledger(self)
 
     def __len__(self) -> int:
         return len(self._records)
 
     @property
     def records(self) -> tuple[PatchRecord, ...]:
+        """This scope's records, oldest first (a share's ``original`` is the record it shares)."""
         return tuple(self._records)
+
+    def claimed(self) -> tuple[PatchRecord, ...]:
+        """Every change in force, in this ledger and all its scopes: one record per patched place."""
+        with self._lock:
+            return tuple(self._keys.values())
 
     def _add(self, rec: PatchRecord) -> None:
         """Claim and record in one step: the record goes in first; the change it describes follows."""
@@ -197,30 +223,44 @@ class Ledger:
         if step is not None:
             step("record", rec.label)
         self._records.append(rec)
-        self._keys.add(key)
+        self._keys[key] = rec
         if step is not None:
             step("change", rec.label)
 
     def _drop(self, rec: PatchRecord) -> None:
-        """Forget ``rec`` (its change failed): it is the newest record, the lock being held."""
+        """Forget ``rec`` (its change failed): it is this scope's newest record, the lock being held."""
         if self._records and self._records[-1] is rec:
             self._records.pop()
-        self._rekey()
+        self._unclaim(rec)
 
-    def _rekey(self) -> None:
-        self._keys = {r.key() for r in self._records}
+    def _unclaim(self, rec: PatchRecord) -> None:
+        if rec.kind == "share":
+            sharers = self._shares.get(id(rec.original), [])
+            sharers[:] = [s for s in sharers if s is not rec]
+            if not sharers:
+                self._shares.pop(id(rec.original), None)
+            return
+        key = rec.key()
+        if self._keys.get(key) is rec:
+            del self._keys[key]
 
     def setattr(self, owner: Any, name: str, value: Any, label: str = "") -> Any:
-        """``setattr(owner, name, value)``, recording the exact original; returns the original (or None)."""
+        """``setattr(owner, name, value)``, recording the exact original; returns the original (or None).
+
+        When another scope has already set that very ``value`` there, this scope shares its record instead (the
+        change stays until both have ended); any other second patch of the place raises PatchConflictError."""
         with self._lock:
+            key = (id(owner), name, False)  # rec.key(), inline: activation records a few hundred of these
+            held = self._keys.get(key)
+            if held is not None and held.replacement is value and held.kind == "attr":
+                return self._share(held, label)
             original = _raw(owner, name)
             rec = PatchRecord(owner, name, original, value, False, label or name)
-            key = (id(owner), name, False)  # rec.key(), inline: activation records a few hundred of these
-            if self._step is not None or key in self._keys or type(name) is not str:
+            if self._step is not None or held is not None or type(name) is not str:
                 self._add(rec)
             else:
                 self._records.append(rec)
-                self._keys.add(key)
+                self._keys[key] = rec
             try:
                 setattr(owner, name, value)
                 if self._step is not None:
@@ -231,36 +271,39 @@ class Ledger:
                 raise
             return None if original is _MISSING else original
 
-    def setitem(self, mapping: MutableMapping[Any, Any], key: Any, value: Any, label: str = "") -> None:
-        """``mapping[key] = value`` (or delete when value is None for os.environ-like maps), recorded."""
+    def _share(self, held: PatchRecord, label: str) -> Any:
+        if any(r is held or r.original is held for r in self._records):
+            raise PatchConflictError(f"{held.describe()} is already patched by this scope")
+        if self._step is not None:
+            self._step("record", label or held.label)
+        share = PatchRecord(self, held.name, held, held.replacement, False, label or held.label, "share")
+        self._records.append(share)
+        self._shares.setdefault(id(held), []).append(share)
+        return None if held.original is _MISSING else held.original
+
+    def _apply(self, rec: PatchRecord, change: Callable[[], Any], done: bool = True) -> Any:
+        """Record ``rec``, then make the change it describes; a failure undoes both."""
         with self._lock:
-            rec = PatchRecord(mapping, key, mapping.get(key, _MISSING), value, True, label or str(key), "item")
             self._add(rec)
             try:
-                if value is None:
-                    mapping.pop(key, None)
-                else:
-                    mapping[key] = value
-                if self._step is not None:
+                result = change()
+                if done and self._step is not None:
                     self._step("done", rec.label)
+                return result
             except BaseException:
                 self._undo(rec)
                 self._drop(rec)
                 raise
 
+    def setitem(self, mapping: MutableMapping[Any, Any], key: Any, value: Any, label: str = "") -> None:
+        """``mapping[key] = value`` (or delete when value is None for os.environ-like maps), recorded."""
+        rec = PatchRecord(mapping, key, mapping.get(key, _MISSING), value, True, label or str(key), "item")
+        self._apply(rec, lambda: mapping.pop(key, None) if value is None else mapping.__setitem__(key, value))
+
     def insert(self, items: list[Any], value: Any, index: int = 0, label: str = "") -> None:
         """``items.insert(index, value)`` (e.g. a finder into ``sys.meta_path``); restore removes that element."""
-        with self._lock:
-            rec = PatchRecord(items, f"list:{id(value)}", _MISSING, value, False, label, "list")
-            self._add(rec)
-            try:
-                items.insert(index, value)
-                if self._step is not None:
-                    self._step("done", rec.label)
-            except BaseException:
-                self._undo(rec)
-                self._drop(rec)
-                raise
+        self._apply(PatchRecord(items, f"list:{id(value)}", _MISSING, value, False, label, "list"),
+                    lambda: items.insert(index, value))  # fmt: skip
 
     def on_restore(self, undo: Callable[[], Any], label: str) -> None:
         """Run ``undo()`` when the ledger restores (in reverse order with the other records). Record it right
@@ -270,19 +313,13 @@ class Ledger:
 
     def call(self, do: Callable[[], Any], undo: Callable[[], Any], label: str) -> Any:
         """``do()`` now and ``undo()`` on restore (an ``atexit`` registration, a dispatch mode), as one change."""
-        with self._lock:
-            rec = PatchRecord(None, f"call:{id(undo)}", _MISSING, undo, False, label, "call")
-            self._add(rec)
-            try:
-                return do()
-            except BaseException:
-                self._undo(rec)
-                self._drop(rec)
-                raise
+        return self._apply(PatchRecord(None, f"call:{id(undo)}", _MISSING, undo, False, label, "call"), do, False)
 
     @staticmethod
     def _undo(rec: PatchRecord) -> None:
         """Put one original back; harmless when the change was never made (a record is written before it)."""
+        if rec.kind == "share":
+            return  # the shared record stays with the scope it belongs to
         if rec.kind == "call":
             rec.replacement()
         elif rec.kind == "list":
@@ -298,9 +335,22 @@ class Ledger:
         elif _raw(rec.owner, rec.name) is not rec.original:
             setattr(rec.owner, rec.name, rec.original)
 
+    def _pass_on(self, rec: PatchRecord) -> bool:
+        """``rec`` is shared by another scope: it becomes that scope's record, in place of its share."""
+        sharers = self._shares.get(id(rec))
+        if not sharers:
+            return False
+        share = sharers.pop(0)
+        if not sharers:
+            del self._shares[id(rec)]
+        scope: Ledger = share.owner
+        scope._records = [rec if r is share else r for r in scope._records]
+        return True
+
     def restore(self) -> None:
-        """Put every original back, newest first. Keeps going past failures and reports them together; the
-        records that failed stay, so a later ``restore()`` retries them."""
+        """Put every original of this scope back, newest first (a change another scope shares stays, as that
+        scope's). Keeps going past failures and reports them together; the records that failed stay, so a later
+        ``restore()`` retries them."""
         self._restore_to(0)
 
     def _restore_to(self, mark: int) -> None:
@@ -314,16 +364,34 @@ class Ledger:
                     if step is not None:
                         step("undo", rec.label)
                     try:
-                        self._undo(rec)
+                        if not (self._shares and self._pass_on(rec)):
+                            self._undo(rec)
+                            self._unclaim(rec)
                     except Exception as exc:
                         kept.append(rec)
                         failures.append(f"{rec.describe()}: {exc}")
                     self._records.pop()
             finally:
                 self._records.extend(reversed(kept))
-                self._rekey()
             if failures:
                 raise RestoreError("could not restore: " + "; ".join(failures))
+
+    def hand_over(self, other: Ledger) -> None:
+        """Make every record of this scope ``other``'s (restored with it); shares between the two merge."""
+        with self._lock:
+            moved, self._records = self._records, []
+            theirs = {id(r) for r in other._records}
+            for rec in moved:
+                if rec.kind == "share" and id(rec.original) in theirs:
+                    self._unclaim(rec)  # other holds the record itself
+                    continue
+                if rec.kind == "share":
+                    rec.owner = other
+                other._records.append(rec)
+            mine = {id(r) for r in moved}
+            for rec in [r for r in other._records if r.kind == "share" and id(r.original) in mine]:
+                other._records.remove(rec)
+                self._unclaim(rec)
 
     @contextmanager
     def transaction(self) -> Iterator[SignalGuard]:

@@ -8,7 +8,7 @@ across ``deactivate()`` (or a thread racing it) gets torch's behaviour, never a 
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 from ascend_compat.cuda_shim.cuda_functions import (
     UnsupportedCudaAPIError,
@@ -40,13 +40,8 @@ def _map_device_kw(kwargs: dict[str, Any], label: str) -> None:
             count(label)
 
 
-def _device_kw(fn: Callable[..., Any], label: str, unpin: Optional[str] = None) -> Callable[..., Any]:
-    """Functions and methods taking ``device=`` as a keyword (``self`` passes through in ``args``).
-
-    ``unpin`` (CPU fallback's factories: the counter label): the same one wrapper also drops ``pin_memory=True``,
-    as there is no accelerator to pin for (see :mod:`~ascend_compat.cuda_shim.fallback`)."""
-    if unpin is not None:
-        return wraps(_device_kw_unpinned(fn, label, unpin), fn)
+def _device_kw(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
+    """Functions and methods taking ``device=`` as a keyword (``self`` passes through in ``args``)."""
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if TARGET.active:
@@ -61,10 +56,55 @@ def _device_kw(fn: Callable[..., Any], label: str, unpin: Optional[str] = None) 
     return wraps(wrapper, fn)
 
 
-def _device_kw_unpinned(fn: Callable[..., Any], label: str, unpin: str) -> Callable[..., Any]:
+# -- the sites the dtype policy's checks are consulted at -----------------------------------------------------------
+#
+# One wrapper per attribute: Tensor.to, Tensor.cuda and the factories are wrapped once (by the shim, or by a dtype
+# policy outside it, whichever comes first; the other shares the ledger record). The wrapper calls DTYPE_HOOK, the
+# policy's checks, only while one is set: with no policy in play the cost is one global lookup.
+
+#: The dtype policy's checks (:class:`~ascend_compat.cuda_shim.dtype_checks.DtypeHook`) while a policy can apply,
+#: else None; set and restored through the ledger.
+DTYPE_HOOK: Any = None
+#: True on CPU fallback (set through the ledger): factories drop ``pin_memory=True``, there being no accelerator to
+#: pin for (see :mod:`~ascend_compat.cuda_shim.fallback`).
+UNPIN = False
+_SITES: dict[tuple[int, str], tuple[Any, Any]] = {}  # (id(owner), name) -> (torch's function, its one wrapper)
+
+
+def site(owner: Any, name: str, build: Callable[[Any], Any]) -> Any:
+    """The one wrapper of ``owner.name``: ``build(torch's function)``, made once and reused while that function
+    stays (also across activations), so that whoever installs it second finds the very same object there."""
+    current = getattr(owner, name)
+    hit = _SITES.get((id(owner), name))
+    if hit is not None and (current is hit[1] or current is hit[0]):
+        return hit[1]
+    made = build(current)
+    _SITES[(id(owner), name)] = (current, made)
+    return made
+
+
+def move_sites(torch: Any) -> list[tuple[Any, str, Any]]:
+    """``Tensor.to`` and ``Tensor.cuda``, each with its one wrapper."""
+    tensor = torch.Tensor
+    to = site(tensor, "to", _tensor_to)
+    native_to = _SITES[(id(tensor), "to")][0]
+    return [(tensor, "to", to), (tensor, "cuda", site(tensor, "cuda", lambda cuda: _tensor_cuda(native_to, cuda)))]
+
+
+def factory_sites(torch: Any) -> list[tuple[Any, str, Any]]:
+    """The factories of :data:`FACTORIES` that this torch has, each with its one wrapper."""
+    return [(torch, name, site(torch, name, lambda fn, n=name: _factory(fn, n)))  # type: ignore[misc]
+            for name in FACTORIES if hasattr(torch, name)]  # fmt: skip
+
+
+def _factory(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``torch.zeros(..., device=...)`` and the other factories: device mapped, ``pin_memory`` dropped on CPU
+    fallback, the dtype policy's checks where a device is given."""
+    label, unpin = f"torch.{name}(device=cuda)", f"torch.{name}(pin_memory)"
+
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if TARGET.active:
-            if kwargs.get("pin_memory"):
+            if UNPIN and kwargs.get("pin_memory"):
                 del kwargs["pin_memory"]
                 count(unpin)
             d = kwargs.get("device")
@@ -73,13 +113,42 @@ def _device_kw_unpinned(fn: Callable[..., Any], label: str, unpin: str) -> Calla
                 if mapped is not d:
                     kwargs["device"] = mapped
                     count(label)
+                if DTYPE_HOOK is not None:
+                    return DTYPE_HOOK.factory(fn, name, args, kwargs)
+            return fn(*args, **kwargs)
+        if DTYPE_HOOK is not None and kwargs.get("device") is not None:
+            return DTYPE_HOOK.factory(fn, name, args, kwargs)
         return fn(*args, **kwargs)
 
-    return wrapper
+    return wraps(wrapper, fn)
+
+
+def _tensor_to(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``Tensor.to``: the device may be the first positional argument or ``device=``; then the dtype checks."""
+
+    @wrapping(fn)
+    def to(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not TARGET.active:  # a dtype policy outside the shim; a reference kept past deactivate(): torch's own
+            if DTYPE_HOOK is None:
+                return fn(self, *args, **kwargs)
+            return DTYPE_HOOK.to(fn, self, args, kwargs, "Tensor.to")
+        if args:
+            first = args[0]
+            mapped = map_device(first)
+            if mapped is not first:
+                args = (mapped, *args[1:])
+                count("Tensor.to(cuda)")
+        if kwargs:
+            _map_device_kw(kwargs, "Tensor.to(cuda)")
+        if DTYPE_HOOK is not None:
+            return DTYPE_HOOK.to(fn, self, args, kwargs, "Tensor.to")
+        return fn(self, *args, **kwargs)
+
+    return to
 
 
 def _positional_device(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
-    """``Tensor.to`` / ``Module.to``: the device may be the first positional argument or ``device=``."""
+    """``Module.to``: the device may be the first positional argument or ``device=``."""
 
     @wrapping(fn)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -103,11 +172,15 @@ def _tensor_cuda(to: Callable[..., Any], cuda: Callable[..., Any]) -> Callable[.
 
     def cuda_(self: Any, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
         if not TARGET.active:
-            return cuda(self, device, non_blocking, **kwargs)
+            if DTYPE_HOOK is None:
+                return cuda(self, device, non_blocking, **kwargs)
+            return DTYPE_HOOK.move(cuda, self, (device, non_blocking), kwargs, "Tensor.cuda")
         count("Tensor.cuda")
         # Keyword arguments cost ~0.7 us in Tensor.to's parser: pass them only when they say something.
         if non_blocking:
             kwargs["non_blocking"] = True
+        if DTYPE_HOOK is not None:
+            return DTYPE_HOOK.move(to, self, (target_device(device),), kwargs, "Tensor.cuda")
         if kwargs:
             return to(self, target_device(device), **kwargs)
         return to(self, target_device(device))
@@ -246,7 +319,6 @@ def _self_first_arg_device(fn: Callable[..., Any], label: str, key: str) -> Call
         return fn(self, *args, **kwargs)
 
     return wrapper
-
 
 
 def _dataloader_init(original: Callable[..., Any]) -> Callable[..., Any]:

@@ -23,7 +23,6 @@ a ``warnings.catch_warnings(record=True)`` block in user code hides its warnings
 from __future__ import annotations
 
 import logging
-import os
 import re
 import sys
 import threading
@@ -32,7 +31,10 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:
+    from ascend_compat.cuda_shim.ledger import Ledger
 
 __all__ = ["FALLBACK_MESSAGE", "FallbackMonitor", "FallbackSummary", "OpFallback", "fallback_monitor", "parse_message"]
 
@@ -146,9 +148,11 @@ def _wrap_log_handle(monitor: FallbackMonitor, original: Any) -> Any:
 
 
 def _timing_default() -> bool:
-    env = os.environ.get("ASCEND_COMPAT_FALLBACK_TIMING", "").strip().lower()
-    if env:
-        return env in ("1", "true", "yes", "on")
+    from ascend_compat import settings
+
+    chosen = settings.FALLBACK_TIMING.get()
+    if chosen is not None:
+        return chosen
     if _simulated():
         from ascend_compat import simulate
 
@@ -176,21 +180,33 @@ class FallbackMonitor:
         self._known: dict[str, str] = {}  # full and base names -> the name the op is reported under
         self._active = False
         self._timing = False
-        self._undo: list[Any] = []
+        self._ledger: Optional[Ledger] = None
 
     # --- lifecycle --------------------------------------------------------------------------------------------
 
     def start(self) -> FallbackMonitor:
-        """Begin collecting (idempotent)."""
+        """Begin collecting (idempotent). Its changes (``warnings.showwarning``, ``logging.Logger.handle``, the
+        simulator hook, the timing mode) are a scope of the package's ledger: atomic, and restored exactly by
+        :meth:`stop` whatever the shim did meanwhile."""
         if self._active:
             return self
-        from ascend_compat.cuda_shim.ledger import Ledger
+        from ascend_compat import cuda_shim
 
-        ledger = Ledger()
+        ledger = cuda_shim.package_ledger().child()
+        with ledger.transaction():
+            self._patch(ledger)
+            self._timing = _timing_default() if self._requested_timing is None else bool(self._requested_timing)
+            if self._timing:
+                self._timing = self._enter_timing(ledger)
+        self._ledger = ledger
+        self._active = True
+        return self
+
+    def _patch(self, ledger: Ledger) -> None:
         original = warnings.showwarning
 
         def showwarning(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
-                        line: Any = None) -> None:
+                        line: Any = None) -> None:  # fmt: skip
             op = parse_message(message)
             if op is not None:
                 self._note(op, "warning")
@@ -198,34 +214,36 @@ class FallbackMonitor:
 
         ledger.setattr(warnings, "showwarning", showwarning, label="fallback monitor: warnings.showwarning")
         ledger.setattr(logging.Logger, "handle", _wrap_log_handle(self, logging.Logger.handle),
-                       label="fallback monitor: logging.Logger.handle")
+                       label="fallback monitor: logging.Logger.handle")  # fmt: skip
         if _simulated():
             from ascend_compat import simulate
 
-            ledger.on_restore(simulate.on_fallback(self._on_sim_fallback), "fallback monitor: simulator hook")
+            remove: list[Any] = []
+            ledger.call(lambda: remove.append(simulate.on_fallback(self._on_sim_fallback)),
+                        lambda: remove and remove.pop()(), "fallback monitor: simulator hook")  # fmt: skip
             cfg = simulate.config()
             for op in cfg.unsupported_ops if cfg else ():
                 self._learn(op if "::" in op else f"aten::{op}")
-        self._timing = _timing_default() if self._requested_timing is None else bool(self._requested_timing)
-        if self._timing:
-            try:
-                mode = _timing_mode(self)
-                mode.__enter__()
-            except Exception as exc:  # timing is a bonus: without it the counts still work
-                warnings.warn(f"ascend-compat fallback monitor: cannot time fallbacks ({exc})", stacklevel=2)
-                self._timing = False
-            else:
-                ledger.on_restore(lambda: _exit_mode(mode), "fallback monitor: dispatch mode")
-        self._ledger = ledger
-        self._active = True
-        return self
+
+    def _enter_timing(self, ledger: Ledger) -> bool:
+        """Enter the timing mode through ``ledger``; False (with a warning) when it cannot be."""
+        entered: list[Any] = []
+        try:
+            mode = _timing_mode(self)
+            ledger.call(lambda: entered.append(mode.__enter__()), lambda: entered and _exit_mode(mode),
+                        "fallback monitor: dispatch mode")  # fmt: skip
+        except Exception as exc:  # timing is a bonus: without it the counts still work
+            warnings.warn(f"ascend-compat fallback monitor: cannot time fallbacks ({exc})", stacklevel=3)
+            return False
+        return True
 
     def stop(self) -> FallbackSummary:
         """Stop collecting and return the summary (idempotent)."""
         if self._active:
             self._active = False
             try:
-                self._ledger.restore()
+                if self._ledger is not None:
+                    self._ledger.restore()
             except Exception as exc:  # e.g. user code left its own dispatch mode on top of ours
                 warnings.warn(f"ascend-compat fallback monitor: incomplete clean-up ({exc})", stacklevel=2)
         return self.summary()
