@@ -54,6 +54,15 @@ def _import_from(path: Path) -> ModuleType:
     return module
 
 
+def _compile(directory: Path, verbose: bool) -> ModuleType:
+    from torch.utils import cpp_extension
+
+    module: ModuleType = cpp_extension.load(
+        name=_EXT_NAME, sources=[str(_SOURCE)], build_directory=str(directory), extra_cflags=["-O2"], verbose=verbose
+    )
+    return module
+
+
 def load_extension(verbose: bool = False) -> ModuleType:
     """Return the compiled extension, building it on first use."""
     if _EXT_NAME in sys.modules:
@@ -81,17 +90,20 @@ def load_extension(verbose: bool = False) -> ModuleType:
         flush=True,
     )
     try:
-        module = cpp_extension.load(
-            name=_EXT_NAME,
-            sources=[str(_SOURCE)],
-            build_directory=str(directory),
-            extra_cflags=["-O2"],
-            verbose=verbose,
-        )
+        try:
+            module = _compile(directory, verbose)
+        except ImportError:
+            # Another process held the build lock and stopped before linking (killed, or its build failed):
+            # torch then imports a .so that was never written. Build it ourselves, once.
+            if so_path.exists():
+                raise
+            module = _compile(directory, verbose)
     except (RuntimeError, OSError) as exc:
         raise SimulationError(
             "could not build the simulated NPU extension; it needs a C++17 compiler (g++ or clang++) and the "
             f"Python development headers. Build log is in {directory}. Cause: {str(exc).strip()[-2000:]}"
         ) from exc
-    marker.write_text("ok\n")
+    partial = marker.with_name(f"BUILT.{os.getpid()}")
+    partial.write_text("ok\n")
+    os.replace(partial, marker)  # atomic: a reader sees no marker or a whole one
     return module

@@ -45,7 +45,10 @@
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include <sys/mman.h>
+
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <cstring>
 #include <exception>
@@ -176,6 +179,39 @@ struct HostCache {
 static HostCache& g_cache = *new HostCache();  // () zero-initializes the counters
 static c10::DeleterFnPtr g_base_cpu_deleter = nullptr;  // the CPU allocator's own, for blocks not ours
 
+// Fresh large blocks ask for transparent huge pages where the kernel gives them only on request ("madvise" mode),
+// as NumPy does for its arrays: first touch of a 40 MB block then takes ~20 page faults instead of ~10,000
+// (about 3x faster for a 10M-element add that writes fresh memory). torch's CPU allocator does not ask.
+constexpr size_t kHugePageMinBytes = size_t(4) << 20;
+
+static bool huge_pages_on_request() {
+  static const bool on_request = [] {
+    FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (f == nullptr) {
+      return false;
+    }
+    char buf[128] = {0};
+    size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+    std::fclose(f);
+    return std::strstr(std::string(buf, n).c_str(), "[madvise]") != nullptr;
+  }();
+  return on_request;
+}
+
+static void advise_huge_pages(void* p, size_t nbytes) {
+#ifdef MADV_HUGEPAGE
+  if (p == nullptr || nbytes < kHugePageMinBytes || !huge_pages_on_request()) {
+    return;
+  }
+  const uintptr_t page = 4096, start = reinterpret_cast<uintptr_t>(p), first = (start + page - 1) / page * page;
+  const size_t length = (nbytes - (first - start)) / page * page;  // whole pages inside the block
+  (void)madvise(reinterpret_cast<void*>(first), length, MADV_HUGEPAGE);  // advice only: failure changes nothing
+#else
+  (void)p;
+  (void)nbytes;
+#endif
+}
+
 static void* cache_take(int dev, size_t nbytes) {
   size_t r = cache_round(nbytes);
   {
@@ -190,6 +226,7 @@ static void* cache_take(int dev, size_t nbytes) {
     }
   }
   void* p = c10::alloc_cpu(r);
+  advise_huge_pages(p, r);
   std::lock_guard<std::mutex> lk(g_cache.mu);
   g_cache.live[p] = {r, dev};
   return p;
