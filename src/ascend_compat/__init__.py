@@ -11,7 +11,6 @@ Importing this package imports no torch and patches nothing. Subpackages:
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 __version__ = "0.1.0"
@@ -56,7 +55,21 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'ascend_compat' has no attribute {name!r}")
 
 
-if os.environ.get("ASCEND_COMPAT_AUTO_ACTIVATE", "").lower() in ("1", "true", "yes"):
+def _auto_activate() -> bool:
+    """``ASCEND_COMPAT_AUTO_ACTIVATE``; a value it cannot read is said once and leaves the shim off (an import of
+    the package must not fail on it)."""
+    from ascend_compat import settings
+
+    try:
+        return settings.AUTO_ACTIVATE.get()
+    except settings.SettingError as exc:
+        import warnings
+
+        warnings.warn(f"ascend-compat: not activating: {exc}", RuntimeWarning, stacklevel=3)
+        return False
+
+
+if _auto_activate():
     from ascend_compat._import_hooks import when_imported
 
     def _activate_with(_torch: Any) -> None:

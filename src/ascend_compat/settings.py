@@ -15,10 +15,24 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Callable, Generic, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
+
+from ascend_compat._value import FieldValue
 
 T = TypeVar("T")
+
+if TYPE_CHECKING:
+    from typing import Generic as _Generic
+else:
+
+    class _Generic:
+        """At run time ``Setting[int]`` is ``Setting``: a ``typing.Generic`` base costs ~0.15 ms at import, and
+        ``activate()`` imports this module."""
+
+        __slots__ = ()
+
+        def __class_getitem__(cls, item):
+            return cls
 
 __all__ = ["ALL", "Setting", "SettingError", "cache_root", "markdown_table"]
 
@@ -27,16 +41,37 @@ class SettingError(ValueError):
     """An environment variable has a value the package cannot use (the message names it and what it accepts)."""
 
 
-@dataclass(frozen=True)
-class Setting(Generic[T]):
-    """One environment variable: its name, default (when unset or empty), the values it takes, and what it does."""
+class Setting(FieldValue, _Generic[T]):
+    """One environment variable: its name, default (when unset or empty), the values it takes, and what it does.
 
+    Immutable, compared and printed as the frozen dataclass it was; a plain class because building a dataclass
+    costs about a millisecond at import, and ``activate()`` reads settings (see :mod:`ascend_compat._value`).
+    """
+
+    _FIELDS = ("name", "default", "values", "doc", "parse", "ours")
+    __slots__ = _FIELDS
     name: str
     default: T
     values: str
     doc: str
     parse: Callable[[str], T]
-    ours: bool = True
+    ours: bool
+
+    def __init__(self, name: str, default: T, values: str, doc: str, parse: Callable[[str], T],
+                 ours: bool = True) -> None:  # fmt: skip
+        set_ = object.__setattr__
+        set_(self, "name", name)
+        set_(self, "default", default)
+        set_(self, "values", values)
+        set_(self, "doc", doc)
+        set_(self, "parse", parse)
+        set_(self, "ours", ours)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __hash__(self) -> int:
+        return hash(self.name)
 
     def raw(self, environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
         """The variable's text, or None when it is unset."""

@@ -7,15 +7,16 @@ built-in ones live one per file (``npu.py``, ``mlu.py``, ``musa.py``, ``xpu.py``
 listed, in detection order, in :data:`~ascend_compat.backends.registry.BUILTIN_BACKENDS` (data: name, module,
 adapter); to add one, write the subclass (e.g. in ``backends/myvendor.py``) and list it there, or ``register`` it,
 or ship it from another distribution through the ``ascend_compat.backends`` entry-point group. ``detect()`` walks
-the order once, importing a built-in's module only when its adapter is installed; the backend classes, the
+the order once, importing a built-in's module only when its adapter is installed (for the devices torch has
+natively, when torch says it was built with them: ``registry.NATIVE_PROBES``); the backend classes, the
 detection order and the registry are imported on first use (``from ascend_compat.backends import NPUBackend``).
 """
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any, Optional
 
+from ascend_compat import settings
 from ascend_compat.backends import registry
 from ascend_compat.backends.registry import (
     BUILTIN_BACKENDS,
@@ -125,7 +126,7 @@ def detect(override: Optional[str] = None) -> Detection:
     answers first, and then only when a cached check finds a distribution that may declare one (the scan of every
     installed distribution costs ~4 ms).
     """
-    override = override or os.environ.get("ASCEND_COMPAT_BACKEND") or None
+    override = override or settings.BACKEND.get() or None
     if override:
         return Detection(get_backend(override), f"requested ({override})")
     native = _native_cuda()
@@ -136,6 +137,8 @@ def detect(override: Optional[str] = None) -> Detection:
     for name, _, adapter in BUILTIN_BACKENDS[:-1]:
         if adapter is not None and not registry.adapter_present(adapter):
             continue  # not installed: its module is not even imported
+        if adapter is None and registry.native_absent(name):
+            continue  # torch says it has no such device (a CPU build): same
         backend = registry.builtin(name)
         if backend.installed() and backend.available():
             return Detection(backend, _found(backend))

@@ -33,11 +33,9 @@ _METADATA_SUFFIXES = (".dist-info", ".egg-info")
 
 
 def cache_file() -> str:
-    root = os.environ.get("ASCEND_COMPAT_CACHE_DIR")
-    if not root:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        root = os.path.join(base, "ascend_compat")
-    return os.path.join(root, "backend-entry-points.json")
+    from ascend_compat.settings import cache_root
+
+    return os.path.join(cache_root(), "backend-entry-points.json")
 
 
 def _read(path: str) -> dict[str, Any]:

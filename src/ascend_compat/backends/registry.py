@@ -27,8 +27,8 @@ import sys
 import threading
 from typing import ClassVar, Optional
 
-__all__ = ["BUILTIN_BACKENDS", "DETECTION_ORDER", "ENTRY_POINT_GROUP", "BackendInfo", "all_backends", "builtin",
-           "get_backend", "register"]
+__all__ = ["BUILTIN_BACKENDS", "DETECTION_ORDER", "ENTRY_POINT_GROUP", "NATIVE_PROBES", "BackendInfo", "all_backends",
+           "builtin", "get_backend", "native_absent", "register"]
 
 log = logging.getLogger("ascend_compat")
 ENTRY_POINT_GROUP = "ascend_compat.backends"
@@ -116,6 +116,31 @@ BUILTIN_BACKENDS: tuple[tuple[str, str, Optional[str]], ...] = (
     ("mps", "ascend_compat.backends.mps:MPSBackend", None),
     ("cpu", "ascend_compat.backends.cpu:CPUBackend", None),
 )
+
+#: The built-in backends torch has natively (adapter None): a question to torch, as ``"attr.path"`` under ``torch``,
+#: whose False means the backend is absent, so detection need not import its module (a CPU build of torch answers
+#: False to both). When the answer is True, or the function is missing (an older torch), the backend's own
+#: ``installed()`` decides. A test keeps each probe in agreement with its class.
+NATIVE_PROBES: dict[str, str] = {"xpu": "xpu._is_compiled", "mps": "backends.mps.is_built"}
+
+
+def native_absent(name: str) -> bool:
+    """True when :data:`NATIVE_PROBES` rules the built-in backend ``name`` out without importing its module."""
+    path = NATIVE_PROBES.get(name)
+    if path is None:
+        return False
+    import torch
+
+    probe: object = torch
+    for part in path.split("."):
+        probe = getattr(probe, part, None)
+        if probe is None:
+            return False  # cannot tell cheaply: the class's installed() decides
+    try:
+        return callable(probe) and not probe()
+    except Exception:  # a probe that fails tells nothing
+        return False
+
 
 #: One detection order, defined once (``register`` keeps it; :func:`ensure_builtins` fills in the built-ins first).
 #: CUDA/ROCm are checked first by ``detect``.

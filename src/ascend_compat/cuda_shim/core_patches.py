@@ -167,13 +167,7 @@ def _grad_scaler(plan: Plan, torch: Any, backend: Any) -> None:
 
 
 def _cuda_names(plan: Plan, torch: Any, backend: Any) -> None:
-    replacements = patches.cuda_functions(backend.device_module())
-    for name, fn in replacements.items():
-        plan.patch(torch.cuda, name, fn)
-    for sub, fns in patches.submodule_functions(replacements).items():
-        module = getattr(torch.cuda, sub)
-        for name, fn in fns.items():
-            plan.patch(module, name, fn)
+    cuda_functions.apply(plan, torch, backend)  # the names torch's own code calls now, the rest on first use
 
 
 def _host_fallback(plan: Plan, torch: Any, backend: Any) -> None:

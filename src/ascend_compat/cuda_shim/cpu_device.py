@@ -28,9 +28,11 @@ def current_device() -> int:
 def device_count() -> int:
     """1, or under torchrun the node's worker count: scripts gate on "enough GPUs for my ranks", and every rank
     addresses the one CPU as its own device (``set_device(local_rank)``)."""
+    from ascend_compat import settings
+
     try:
-        return max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
-    except ValueError:
+        return settings.LOCAL_WORLD_SIZE.get() or 1
+    except settings.SettingError:  # torchrun's variable, not ours: an unreadable one means one device
         return 1
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-import os
 import threading
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
@@ -237,8 +236,10 @@ DROP_IN_NAMES = frozenset({"flash_attn", *(f"flash_attn.{s}" for s in DROP_IN_SU
 
 def drop_in_wanted(backend: Any) -> Optional[str]:
     """None when the flash_attn drop-in should be provided for this backend, else why not."""
-    if os.environ.get("ASCEND_COMPAT_FLASH_ATTN", "1").lower() in ("0", "false", "no"):
-        return "ASCEND_COMPAT_FLASH_ATTN=0"
+    from ascend_compat import settings
+
+    if not settings.FLASH_ATTN.get():
+        return f"{settings.FLASH_ATTN.name}=0"
     if getattr(backend, "device_type", None) != "npu":
         return f"the target is {getattr(backend, 'device_type', 'unknown')}, not an NPU (no fused attention op)"
     return None
