@@ -3,14 +3,13 @@
 At import it (1) installs the simulated NPU when ``ASCEND_COMPAT_CUPY_SUITE_DEVICE=npu``, (2) makes ``import cupy``
 resolve to ``ascend_compat.cupy``, (3) adds the test-only alias layer: ``cupy.testing`` from the CuPy sdist (MIT)
 and stand-ins for the CuPy internals that ``cupy.testing`` and the test modules import (``cupy._core.internal``,
-``cupyx``, ``cupy_backends``, ...). None of this is in the product. During the run it writes one JSON line per
+``cupyx.scipy``, ``cupy_backends``, ...). None of this is in the product. During the run it writes one JSON line per
 collected test, per result and per collection error to ``ASCEND_COMPAT_CUPY_SUITE_OUT``; tests matching an N/A rule
 are deselected; a skip raised from inside ``ascend_compat`` is reported as a failure.
 """
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
 import importlib.util
 import json
@@ -89,15 +88,12 @@ def _install_aliases() -> types.ModuleType:
     _provide(core, "cupy._core", "_accelerator", acc)
     for lib in ("cub", "cutensor", "cusparselt", "jitify"):
         _provide(cuda, "cupy.cuda", lib, cuda._cuda_only.make_module(lib, available=False))
+    import cupyx  # the product's cupyx subset; the suite also imports cupyx.scipy / cupyx.cusolver (not in it)
+
     sparse = _module("cupyx.scipy.sparse", issparse=lambda x: False)
     fftpack = _module("cupyx.scipy.fftpack", get_fft_plan=lambda *a, **k: cuda._cuda_only.refuse("cuFFT plans"))
-    scipy = _module("cupyx.scipy", sparse=sparse, fftpack=fftpack)
-    cusolver = _module("cupyx.cusolver", check_availability=lambda name: True)
-    from ascend_compat.cupy import _errstate as errs
-
-    config = _module("cupyx._ufunc_config", get_config_linalg=errs.get_config_linalg)
-    _module("cupyx", scipy=scipy, cusolver=cusolver, errstate=errs.errstate, seterr=errs.seterr, geterr=errs.geterr,
-            allow_synchronize=lambda flag: contextlib.nullcontext(), _ufunc_config=config)
+    _provide(cupyx, "cupyx", "scipy", _module("cupyx.scipy", sparse=sparse, fftpack=fftpack))
+    _provide(cupyx, "cupyx", "cusolver", _module("cupyx.cusolver", check_availability=lambda name: True))
     _module("cupy_backends")
     _module("cupy_backends.cuda", stream=cuda.stream)
     _module("cupy_backends.cuda.api", runtime=cuda.runtime, driver=cuda.driver)
@@ -201,6 +197,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             outcome = "error"
         if hasattr(report, "wasxfail"):
             outcome = "skipped" if report.skipped else "passed"
+        elif outcome == "failed" and str(report.longrepr).startswith("[XPASS(strict)]"):
+            outcome = "passed"  # CuPy marks a NumPy feature it lacks as xfail; the test found NumPy's result here
         prev = _OUTCOMES.get(report.nodeid)
         if prev in ("failed", "error"):
             return

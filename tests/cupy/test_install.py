@@ -96,3 +96,123 @@ def test_broken_real_cupy_import_is_replaced(tmp_path):
     res = run_python(code, env={"PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])})
     assert res.returncode == 0, res.stderr
     assert res.stdout.split() == ["True", "ascend_compat.cupy"]
+
+
+SHIM = """
+    import sys, time
+    import ascend_compat
+    before = set(sys.modules)
+    t0 = time.perf_counter()
+    from ascend_compat._cupy_alias import shim_finder
+    finder = shim_finder()
+    sys.meta_path.insert(0, finder)  # what the shim's activation does, through its ledger
+    cost_ms = (time.perf_counter() - t0) * 1e3
+    new = sorted(set(sys.modules) - before)
+    print("light", [m for m in new if m.startswith(("numpy", "torch", "ascend_compat.cupy"))] == [], cost_ms < 50)
+"""
+
+
+def test_shim_finder_is_light_and_aliases_cupy_and_cupyx():
+    code = SHIM + """
+    import cupy, cupy.linalg, cupy.random, cupyx
+    import ascend_compat.cupy as acp
+    import ascend_compat.cupy.linalg as alinalg
+    print(cupy is acp, cupy.linalg is alinalg, sys.modules["cupy.linalg"] is alinalg, cupyx.errstate is not None)
+    print(cupy.arange(3).sum().item(), cupyx.__name__)
+    from ascend_compat._cupy_alias import forget_aliases
+    sys.meta_path.remove(finder)  # what the shim's deactivation does
+    print(sorted(forget_aliases())[:3], [n for n in sys.modules if n.split(".")[0] in ("cupy", "cupyx")])
+    try:
+        import cupy
+    except ModuleNotFoundError:
+        print("gone")
+    """
+    res = run_python(code)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split("\n")[:5] == ["light True True", "True True True True", "3 ascend_compat.cupy._cupyx",
+                                          "['cupy', 'cupy.linalg', 'cupy.random'] []", "gone"]
+
+
+@pytest.mark.parametrize("usable", ["return True", "return False"])
+def test_shim_finder_never_shadows_an_installed_cupy(tmp_path, usable):
+    path = _fake_cupy(tmp_path, usable)
+    code = SHIM + """
+    import cupy, cupy.cuda
+    print(cupy.REAL, cupy.__file__.startswith(PATH), cupy.cuda.__file__.startswith(PATH))
+    print("ascend_compat.cupy" in sys.modules)
+    """.replace("PATH", repr(path))
+    res = run_python(code, env={"PYTHONPATH": os.pathsep.join([path, os.environ.get("PYTHONPATH", "")])})
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split("\n")[:3] == ["light True True", "True True True", "False"]
+
+
+def test_shim_finder_ignores_other_names_and_missing_submodules():
+    code = SHIM + """
+    print(finder.find_spec("json") is None, finder.find_spec("cupyz") is None, finder.find_spec("cupy.linalg") is None)
+    import cupy
+    try:
+        import cupy.no_such_module
+    except ModuleNotFoundError as exc:
+        print("missing", exc.name)
+    try:
+        import cupyx.scipy
+    except ModuleNotFoundError:
+        print("no cupyx.scipy")
+    """
+    res = run_python(code)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split("\n")[1:4] == ["True True True", "missing cupy.no_such_module", "no cupyx.scipy"]
+
+
+def test_install_as_cupy_aliases_cupyx_and_uninstall_removes_it():
+    code = """
+    import sys
+    from ascend_compat.cupy._install import install_as_cupy, uninstall_as_cupy
+    install_as_cupy()
+    import cupyx
+    from ascend_compat.cupy import _cupyx
+    print(cupyx is _cupyx)
+    uninstall_as_cupy()
+    print("cupyx" in sys.modules, "cupy" in sys.modules)
+    """
+    res = run_python(code)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["True", "False", "False"]
+
+
+def test_import_cupy_under_the_shim_runs_on_the_simulated_npu_and_goes_away_on_deactivate(tmp_path):
+    """An unchanged CuPy script under `ascend-compat run`: `import cupy` is this module, arrays on npu:0."""
+    script = tmp_path / "cupy_script.py"
+    script.write_text(
+        "import cupy as cp\n"
+        "x = cp.arange(6, dtype=cp.float32).reshape(2, 3)\n"
+        "print(cp.__name__, cp.current_torch_device(), float(cp.asnumpy((x * 2).sum())))\n",
+        "utf-8",
+    )
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT, _clean_env
+
+    env = _clean_env()
+    env["ASCEND_COMPAT_SIMULATE"] = "npu"
+    res = subprocess.run([sys.executable, "-m", "ascend_compat", "run", str(script)], capture_output=True,
+                         text=True, env=env, cwd=ROOT, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "ascend_compat.cupy npu:0 30.0" in res.stdout, res.stdout
+    code = """
+    import sys
+    import torch, ascend_compat
+    ascend_compat.activate()
+    import cupy
+    print(cupy.__name__)
+    ascend_compat.deactivate()
+    print([n for n in sys.modules if n.split(".")[0] in ("cupy", "cupyx")])
+    try:
+        import cupy
+    except ModuleNotFoundError:
+        print("gone")
+    """
+    res = run_python(code)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert res.stdout.split("\n")[:3] == ["ascend_compat.cupy", "[]", "gone"], res.stdout

@@ -12,6 +12,7 @@ from tests.conftest import run_python
 #: What activate() may import on CPU fallback (beyond ascend_compat itself).
 ALLOWED = {
     "ascend_compat._import_hooks",
+    "ascend_compat._cupy_alias",
     "ascend_compat._value",
     "ascend_compat.backends",
     "ascend_compat.settings",

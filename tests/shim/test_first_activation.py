@@ -24,6 +24,7 @@ torch = pytest.importorskip("torch")
 FIRST_ACTIVATION = {
     "ascend_compat",
     "ascend_compat._import_hooks",  # library patches wait for their library's import
+    "ascend_compat._cupy_alias",  # `import cupy` while active (stdlib only: never numpy or ascend_compat.cupy)
     "ascend_compat._value",  # FieldValue: the records' and settings' value semantics
     "ascend_compat.settings",  # the environment, read through its accessors
     "ascend_compat.backends",

@@ -170,6 +170,15 @@ def _cuda_names(plan: Plan, torch: Any, backend: Any) -> None:
     cuda_functions.apply(plan, torch, backend)  # the names torch's own code calls now, the rest on first use
 
 
+def _cupy_alias(plan: Plan, torch: Any, backend: Any) -> None:
+    # The finder answers only when no other finder finds a cupy (an installed CuPy always wins); its module is
+    # stdlib-only, so activation never imports numpy or ascend_compat.cupy.
+    from ascend_compat import _cupy_alias as alias
+
+    plan.ledger.insert(sys.meta_path, alias.shim_finder(), 0, label="import cupy/cupyx -> ascend_compat.cupy")
+    plan.ledger.on_restore(alias.forget_aliases, "forget the cupy/cupyx aliases")
+
+
 def _host_fallback(plan: Plan, torch: Any, backend: Any) -> None:
     from ascend_compat.cuda_shim import fallback
 
@@ -247,6 +256,10 @@ CORE_PATCHES: tuple[CorePatch, ...] = (
     CorePatch("torch.cuda", "every name of torch.cuda.__all__ and its submodules, as cuda_api.json classifies it",
               "torch.cuda.* answers for the target: direct, adapted, documented no-op or a clear unsupported error",
               _NO_ISSUE, apply=_cuda_names),
+    CorePatch("import cupy", "sys.meta_path (a finder for cupy/cupyx)",
+              "CuPy code (import cupy as cp) runs on the target through ascend_compat.cupy when no CuPy is "
+              "installed; an installed CuPy is never shadowed (ascend_compat.cupy.install_as_cupy() replaces one "
+              "that cannot run)", _NO_ISSUE, apply=_cupy_alias),
     CorePatch("host fallback", "Tensor.pin_memory, torch.accelerator gates",
               "on CPU fallback the CPU is the device CUDA gates find; pinning is a no-op (no accelerator)",
               _NO_ISSUE, backends=HOST, apply=_host_fallback),

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import numpy
 import torch
 
-from ascend_compat.cupy import _core_dlpack, _dtypes
+from ascend_compat.cupy import _core_dlpack, _cupyx, _dtypes
 from ascend_compat.cupy._core_dlpack import export_tensor as _export_tensor
 from ascend_compat.cupy._core_flags import Flags, _MemoryPointer
 
@@ -164,6 +164,7 @@ class ndarray:  # noqa: N801
     # -- host transfer -----------------------------------------------------------------------------------------
     def get(self, stream: Any = None, order: str = "C", out: Any = None, blocking: bool = True) -> Any:
         """Copy to a new host ``numpy.ndarray`` (or into ``out``)."""
+        _cupyx.declare_synchronize()  # cupyx.allow_synchronize(False) forbids it
         t = self._t.detach()
         if t.is_conj():
             t = t.resolve_conj()
@@ -290,7 +291,7 @@ class ndarray:  # noqa: N801
         return _wrap(self._t.clone(memory_format=torch.preserve_format), self._dtype)
 
     def __reduce__(self) -> Any:
-        return (array, (self.get(),))
+        return (array, (self.get(order="A"),))  # an F-ordered array comes back F-ordered, as NumPy's pickle
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         import ascend_compat.cupy as cp

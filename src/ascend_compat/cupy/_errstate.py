@@ -4,8 +4,8 @@ Only ``linalg`` changes behaviour, as in CuPy (elementwise floating-point errors
 This module's linear algebra already raises ``LinAlgError`` where NumPy does (a singular ``inv``/``solve``, a
 non-positive-definite ``cholesky``) whatever the mode, rather than returning NaNs silently; ``linalg='raise'``
 also fails the cases NumPy and CuPy's default let pass (``solve`` of a singular matrix with an empty right-hand
-side). ``ascend_compat.cupy.install_as_cupy`` users reach these as ``cupyx.errstate`` where a ``cupyx`` alias is
-installed.
+side). With ``import cupy`` resolving to ``ascend_compat.cupy``, ``import cupyx`` gives them as ``cupyx.errstate``
+(:mod:`ascend_compat.cupy._cupyx`).
 """
 
 from __future__ import annotations

@@ -116,13 +116,26 @@ def take_along_axis(arr: Any, indices: Any, axis: Optional[int]) -> ndarray:
 
 
 def put_along_axis(arr: ndarray, indices: Any, values: Any, axis: Optional[int]) -> None:
+    """``arr[..., indices, ...] = values`` along ``axis`` (flat with ``axis=None``), in place, as NumPy."""
+    if not isinstance(arr, ndarray):
+        raise TypeError("put_along_axis() needs an ascend_compat.cupy.ndarray as its first argument")
     idx = asarray(indices)
-    target = arr.ravel() if axis is None else arr
-    ax = 0 if axis is None else normalize_axis(axis, arr.ndim)
-    it = idx._t.to(torch.int64) % max(target.shape[ax], 1)
+    if idx._dtype.kind not in "iu":
+        raise IndexError("`indices` must be an integer array")
+    if axis is None:
+        if idx.ndim != 1:
+            raise ValueError("when axis=None, `indices` must have a single dimension")
+        put(arr, idx, values)
+        return
+    if idx.ndim != arr.ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    ax = normalize_axis(axis, arr.ndim)
+    it = idx._t.to(torch.int64) % max(arr.shape[ax], 1)
+    outer = [arr.shape[d] if d != ax else it.shape[d] for d in range(arr.ndim)]
+    it = it.expand(list(torch.broadcast_shapes(tuple(it.shape), tuple(outer))))  # NumPy broadcasts indices to arr
     v = _value_tensor(arr, values)
     vt = (v if isinstance(v, torch.Tensor) else torch.tensor(v, device=arr._t.device)).to(arr._t.dtype)
-    target._t.scatter_(ax, it, vt.expand(it.shape))
+    arr._t.scatter_(ax, it, vt.expand(it.shape))
 
 
 def put(a: ndarray, ind: Any, v: Any, mode: str = "wrap") -> None:

@@ -1,4 +1,4 @@
-"""``import cupy`` resolving to ``ascend_compat.cupy``: a meta-path finder that aliases ``cupy`` and ``cupy.*``.
+"""``import cupy`` resolving to ``ascend_compat.cupy`` (and ``import cupyx`` to its ``cupyx`` subset).
 
 Never shadows a real CuPy that is installed and usable (importable, with a CUDA/ROCm device): then
 :func:`install_as_cupy` changes nothing and returns False. A real CuPy that cannot run here (no device, or its
@@ -8,60 +8,40 @@ import fails) is unloaded and the alias takes its place.
 from __future__ import annotations
 
 import importlib
-import importlib.abc
-import importlib.machinery
 import importlib.util
 import sys
 import threading
-from collections.abc import Sequence
 from types import ModuleType
 from typing import Optional
 
-__all__ = ["install_as_cupy", "is_installed_as_cupy", "real_cupy_usable", "uninstall_as_cupy"]
+from ascend_compat._cupy_alias import (  # re-exported: the finders live in a light module the shim can import
+    TARGETS,
+    CupyAliasFinder,
+    ShimCupyFinder,
+    alias_target,
+    shim_finder,
+)
 
-_TARGET = "ascend_compat.cupy"
+__all__ = [
+    "CupyAliasFinder",
+    "ShimCupyFinder",
+    "install_as_cupy",
+    "is_installed_as_cupy",
+    "real_cupy_usable",
+    "shim_finder",
+    "uninstall_as_cupy",
+]
+
+_TARGET = TARGETS["cupy"]
 _LOCK = threading.Lock()
 
 
-class _AliasLoader(importlib.abc.Loader):
-    """Loads ``cupy.X`` by importing ``ascend_compat.cupy.X`` and putting that very module in ``sys.modules``."""
-
-    def __init__(self, real: str, module: Optional[ModuleType] = None) -> None:
-        self.real = real
-        self.module = module  # a module the package exposes as an attribute (cupy.exceptions = numpy.exceptions)
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> Optional[ModuleType]:
-        return None  # a throwaway module; exec_module swaps in the real one (its __spec__ stays untouched)
-
-    def exec_module(self, module: ModuleType) -> None:
-        sys.modules[module.__name__] = self.module or importlib.import_module(self.real)
-
-
-class CupyAliasFinder(importlib.abc.MetaPathFinder):
-    """Finds ``cupy`` and ``cupy.<sub>`` as ``ascend_compat.cupy[.<sub>]`` when that module exists."""
-
-    def find_spec(
-        self, fullname: str, path: Optional[Sequence[str]], target: Optional[ModuleType] = None
-    ) -> Optional[importlib.machinery.ModuleSpec]:
-        if fullname != "cupy" and not fullname.startswith("cupy."):
-            return None
-        real = _TARGET + fullname[len("cupy"):]
-        if real in sys.modules:
-            return importlib.machinery.ModuleSpec(fullname, _AliasLoader(real))
-        try:
-            if importlib.util.find_spec(real) is not None:
-                return importlib.machinery.ModuleSpec(fullname, _AliasLoader(real))
-        except (ImportError, ValueError):
-            pass
-        parent, _, attr = real.rpartition(".")
-        value = getattr(sys.modules.get(parent), attr, None)
-        if isinstance(value, ModuleType):
-            return importlib.machinery.ModuleSpec(fullname, _AliasLoader(real, value))
-        return None
+def _is_aliased_name(name: str) -> bool:
+    return alias_target(name) is not None
 
 
 def _finder() -> Optional[CupyAliasFinder]:
-    return next((f for f in sys.meta_path if isinstance(f, CupyAliasFinder)), None)
+    return next((f for f in sys.meta_path if type(f) is CupyAliasFinder), None)
 
 
 def _ours(module: Optional[ModuleType]) -> bool:
@@ -74,10 +54,10 @@ def _unload_cupy() -> None:
 
 
 def _import_real() -> Optional[ModuleType]:
-    """The real CuPy, imported with the alias out of the way; None when absent or broken."""
-    finder = _finder()
-    aliases = {n: sys.modules.pop(n) for n in list(sys.modules) if n == "cupy" or n.startswith("cupy.")}
-    if finder is not None:
+    """The real CuPy, imported with the aliases out of the way; None when absent or broken."""
+    finders = [(i, f) for i, f in enumerate(sys.meta_path) if isinstance(f, (CupyAliasFinder, ShimCupyFinder))]
+    aliases = {n: sys.modules.pop(n) for n in list(sys.modules) if _is_aliased_name(n)}
+    for _, finder in finders:
         sys.meta_path.remove(finder)
     try:
         if importlib.util.find_spec("cupy") is None:
@@ -87,8 +67,8 @@ def _import_real() -> Optional[ModuleType]:
         _unload_cupy()
         return None
     finally:
-        if finder is not None:
-            sys.meta_path.insert(0, finder)
+        for i, finder in finders:
+            sys.meta_path.insert(i, finder)
         if aliases and "cupy" not in sys.modules:
             sys.modules.update(aliases)
 
@@ -133,8 +113,8 @@ def uninstall_as_cupy() -> None:
         finder = _finder()
         if finder is not None:
             sys.meta_path.remove(finder)
-        for name in [n for n in sys.modules if n == "cupy" or n.startswith("cupy.")]:
-            if sys.modules[name].__name__.startswith(_TARGET):
+        for name in [n for n in sys.modules if _is_aliased_name(n)]:
+            if getattr(sys.modules[name], "__name__", "").startswith(_TARGET):
                 del sys.modules[name]
 
 

@@ -9,7 +9,7 @@ from typing import Any, Optional
 import numpy
 import torch
 
-from ascend_compat.cupy import _ufuncs as U  # noqa: N812
+from ascend_compat.cupy import _ufuncs
 from ascend_compat.cupy._core import _wrap, asarray, current_torch_device, ndarray
 from ascend_compat.cupy._manipulation import normalize_axis
 
@@ -55,6 +55,7 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: float = 2 * m
     from ascend_compat.cupy._indexing import where
     from ascend_compat.cupy._reduction import cumsum
 
+    U: Any = _ufuncs  # noqa: N806  (its ufuncs are made at import: typed Any)
     a = asarray(p)
     ax = normalize_axis(axis, a.ndim)
     if discont is None:
@@ -88,7 +89,9 @@ def who(vardict: Optional[dict[str, Any]] = None) -> None:
     then the total bytes (an array seen under two names counts once), in NumPy 1.x's ``who`` layout."""
     if vardict is None:
         vardict = sys._getframe(1).f_globals
-    rows, seen, total = [], {}, 0
+    rows: list[tuple[str, str, str, str]] = []
+    seen: dict[int, str] = {}
+    total = 0
     for name, var in vardict.items():
         if not isinstance(var, ndarray):
             continue

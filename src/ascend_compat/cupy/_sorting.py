@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+import math
+from typing import Any, NamedTuple, Optional
 
 import numpy
 import torch
@@ -10,7 +11,7 @@ import torch
 from ascend_compat.cupy import _dtypes
 from ascend_compat.cupy._core import _wrap, asarray, ndarray
 from ascend_compat.cupy._dtypes import cast_tensor
-from ascend_compat.cupy._manipulation import concatenate, normalize_axis
+from ascend_compat.cupy._manipulation import concatenate, normalize_axes, normalize_axis
 
 
 def _sort_key(a: ndarray) -> torch.Tensor:
@@ -74,8 +75,10 @@ def lexsort(keys: Any) -> ndarray:
     ks = [asarray(k) for k in keys] if not isinstance(keys, ndarray) else [keys[i] for i in range(keys.shape[0])]
     if not ks:
         raise TypeError("need sequence of keys with len > 0 in lexsort")
+    if ks[0].ndim == 0:  # 0-d keys (a 1-d ``keys`` array): one element, index 0
+        return _wrap(torch.zeros((), dtype=torch.int64, device=ks[0]._t.device))
     idx = torch.arange(ks[0].shape[-1], device=ks[0]._t.device).expand(ks[0].shape)
-    parts = []
+    parts: list[ndarray] = []
     for k in ks:  # complex keys sort by imaginary, then real part
         parts += [_wrap(k._t.imag), _wrap(k._t.real)] if k._dtype.kind == "c" else [k]
     for k in parts:  # last key is primary: sort by it last, stably
@@ -116,7 +119,12 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> ndar
     dt = numpy.result_type(a._dtype, vv._dtype)
     at, vt = cast_tensor(a._t, a._dtype, dt), cast_tensor(vv._t, vv._dtype, dt)
     if sorter is not None:
-        at, sorter = at[asarray(sorter)._t.to(torch.int64)], None
+        sorter = asarray(sorter)
+        if sorter._dtype.kind not in "iu":
+            raise TypeError("sorter must only contain integers")
+        if sorter.shape != a.shape:
+            raise ValueError("sorter.size must equal a.size")
+        at, sorter = at[sorter._t.to(torch.int64)], None
     if dt.kind == "c":  # lexicographic: count the entries ordered before each value
         ge = _lex_le(vt.reshape(-1, 1), at.reshape(1, -1)) if side == "left" else None
         cnt = (~ge).sum(-1) if ge is not None else _lex_le(at.reshape(1, -1), vt.reshape(-1, 1)).sum(-1)
@@ -150,26 +158,20 @@ def _run_starts(s: torch.Tensor, equal_nan: bool) -> torch.Tensor:
 
 
 def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False,
-           axis: Optional[int] = None, *, equal_nan: bool = True) -> Any:
+           axis: Optional[int] = None, *, equal_nan: bool = True, sorted: bool = True) -> Any:
+    """The sorted unique elements (or sub-arrays along ``axis``), as NumPy 2 returns them.
+
+    ``sorted=False`` is accepted and still returns them sorted (NumPy allows any order then). Along an axis,
+    ``equal_nan`` has no effect, as in NumPy: rows holding NaN are never merged.
+    """
     a = asarray(ar)
     if axis is not None:
-        ax = normalize_axis(axis, a.ndim)
-        u, inv, cnt = torch.unique(a._t, sorted=True, return_inverse=True, return_counts=True, dim=ax)
-        res = [_wrap(u, a._dtype)]
-        if return_index:
-            idx = torch.full((u.shape[ax],), a.shape[ax], dtype=torch.int64, device=u.device)
-            res.append(_wrap(idx.scatter_reduce(0, inv, torch.arange(inv.numel(), device=u.device), "amin")))
-        if return_inverse:
-            res.append(_wrap(inv))
-        if return_counts:
-            res.append(_wrap(cnt))
-        return res[0] if len(res) == 1 else tuple(res)
+        return _unique_axis(a, normalize_axis(axis, a.ndim), return_index, return_inverse, return_counts)
     flat = a.ravel()
     perm = _argsort_t(flat, 0)
     s = flat._t[perm]
     first = _run_starts(s, equal_nan)
-    uniq = _wrap(s[first], a._dtype)
-    res = [uniq]
+    res = [_wrap(s[first], a._dtype)]
     if return_index:
         res.append(_wrap(perm[first]))
     if return_inverse:
@@ -177,44 +179,117 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
         inv[perm] = torch.cumsum(first.to(torch.int64), 0) - 1
         res.append(_wrap(inv.reshape(a.shape)))
     if return_counts:
-        starts = torch.nonzero(first, as_tuple=True)[0]
-        ends = torch.cat([starts[1:], torch.tensor([s.numel()], device=s.device)])
-        res.append(_wrap(ends - starts))
+        res.append(_wrap(_run_lengths(first)))
     return res[0] if len(res) == 1 else tuple(res)
 
 
-def unique_all(x: Any) -> Any:
-    from collections import namedtuple
-
-    res = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
-    return res(*unique(x, return_index=True, return_inverse=True, return_counts=True))
+def _run_lengths(first: torch.Tensor) -> torch.Tensor:
+    starts = torch.nonzero(first, as_tuple=True)[0]
+    return torch.diff(starts, append=torch.tensor([first.numel()], device=first.device))
 
 
-def unique_inverse(x: Any) -> Any:
-    from collections import namedtuple
+def _column_ranks(rows: ndarray) -> torch.Tensor:
+    """Per column, the rank of each entry in NumPy's sort order; equal values (and all NaNs) share a rank."""
+    idx = _argsort_t(rows, 0)
+    sv = torch.gather(rows._t, 0, idx)
+    same = sv[1:] == sv[:-1]
+    if sv.is_complex():  # NumPy's comparison ties NaN with NaN part by part
+        re, im = sv.real, sv.imag
+        same = ((re[1:] == re[:-1]) | (re[1:].isnan() & re[:-1].isnan())) & \
+               ((im[1:] == im[:-1]) | (im[1:].isnan() & im[:-1].isnan()))
+    elif sv.is_floating_point():
+        same = same | (sv[1:].isnan() & sv[:-1].isnan())
+    new = torch.ones_like(sv, dtype=torch.int64)
+    new[1:] = (~same).to(torch.int64)
+    return torch.empty_like(idx).scatter_(0, idx, torch.cumsum(new, 0) - 1)
 
-    res = namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
-    return res(*unique(x, return_inverse=True))
+
+def _unique_axis(a: ndarray, ax: int, return_index: bool, return_inverse: bool, return_counts: bool) -> Any:
+    t = torch.movedim(a._t, ax, 0)
+    n, rest = t.shape[0], tuple(t.shape[1:])
+    rows = t.reshape(n, math.prod(rest))
+    dev = rows.device
+    if n and rows.shape[1]:
+        # rows sort lexicographically as NumPy sorts them (as structured scalars): rank each column, then order the
+        # rows of integer ranks (torch orders those lexicographically); ties keep their order (NumPy's mergesort)
+        groups = torch.unique(_column_ranks(_wrap(rows, a._dtype)), dim=0, return_inverse=True)[1]
+        perm = torch.sort(groups, stable=True).indices
+    else:
+        perm = torch.arange(n, device=dev)
+    s = rows[perm]
+    first = torch.ones(n, dtype=torch.bool, device=dev)
+    if n > 1:
+        first[1:] = (s[1:] != s[:-1]).any(1)  # NaN != NaN: rows with NaN stay apart, as in NumPy
+    vals = s[first].reshape((int(first.sum()), *rest))
+    res = [_wrap(torch.movedim(vals, 0, ax).contiguous(), a._dtype)]
+    if return_index:
+        res.append(_wrap(perm[first]))
+    if return_inverse:
+        inv = torch.empty_like(perm)
+        inv[perm] = torch.cumsum(first.to(torch.int64), 0) - 1
+        res.append(_wrap(inv))
+    if return_counts:
+        res.append(_wrap(_run_lengths(first)))
+    return res[0] if len(res) == 1 else tuple(res)
 
 
-def trim_zeros(filt: Any, trim: str = "fb") -> ndarray:
-    a = asarray(filt)
-    if a.ndim != 1:
-        raise ValueError("Multi-dimensional trim is not supported")
-    nz = torch.nonzero(a._t != 0, as_tuple=True)[0]
-    if nz.numel() == 0:
-        return a[0:0]
-    lo = int(nz[0]) if "f" in trim.lower() else 0
-    hi = int(nz[-1]) + 1 if "b" in trim.lower() else a.size
-    return a[lo:hi]
+class UniqueAllResult(NamedTuple):
+    values: ndarray
+    indices: ndarray
+    inverse_indices: ndarray
+    counts: ndarray
+
+
+class UniqueCountsResult(NamedTuple):
+    values: ndarray
+    counts: ndarray
+
+
+class UniqueInverseResult(NamedTuple):
+    values: ndarray
+    inverse_indices: ndarray
+
+
+def unique_all(x: Any) -> UniqueAllResult:
+    """Array API ``unique_all``: values, first indices, inverse (shaped like ``x``) and counts; NaNs kept apart."""
+    return UniqueAllResult(*unique(x, return_index=True, return_inverse=True, return_counts=True, equal_nan=False))
+
+
+def unique_inverse(x: Any) -> UniqueInverseResult:
+    """Array API ``unique_inverse``."""
+    return UniqueInverseResult(*unique(x, return_inverse=True, equal_nan=False))
+
+
+def unique_counts(x: Any) -> UniqueCountsResult:
+    """Array API ``unique_counts``."""
+    return UniqueCountsResult(*unique(x, return_counts=True, equal_nan=False))
 
 
 def unique_values(x: Any) -> ndarray:
-    return unique(x)
+    """Array API ``unique_values`` (sorted here; NumPy leaves the order unspecified)."""
+    return unique(x, equal_nan=False)  # type: ignore[no-any-return]
 
 
-def unique_counts(x: Any) -> Any:
-    return unique(x, return_counts=True)
+def trim_zeros(filt: Any, trim: str = "fb", axis: Any = None) -> ndarray:
+    """Trim leading (``'f'``) and/or trailing (``'b'``) zeros along ``axis`` (all axes by default), as NumPy 2.2.
+
+    An all-zero array trims to an empty one; a 0-d array (or ``axis=()``) is returned unchanged.
+    """
+    a = asarray(filt)
+    mode = trim.lower() if isinstance(trim, str) else trim
+    if mode not in ("fb", "bf", "f", "b"):
+        raise ValueError(f"unexpected character(s) in `trim`: {trim!r}")
+    axes = tuple(range(a.ndim)) if axis is None else normalize_axes(axis, a.ndim)
+    if not axes:
+        return a
+    nz = torch.nonzero(a._t != 0)
+    if nz.shape[0] == 0:
+        start: list[Optional[int]] = [0] * a.ndim
+        stop: list[Optional[int]] = [0] * a.ndim
+    else:
+        start = nz.min(0).values.tolist() if "f" in mode else [None] * a.ndim
+        stop = (nz.max(0).values + 1).tolist() if "b" in mode else [None] * a.ndim
+    return a[tuple(slice(start[d], stop[d]) if d in axes else slice(None) for d in range(a.ndim))]
 
 
 def _common_pair(a: ndarray, b: ndarray) -> tuple[torch.Tensor, torch.Tensor]:
