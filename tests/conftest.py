@@ -72,3 +72,16 @@ def load_tool(name: str) -> ModuleType:
     finally:
         sys.path.remove(tools)
     return module
+
+
+@pytest.fixture(scope="session")
+def forked():
+    """A warm interpreter that forks a fresh process per command (``tests/_forkserver.py``).
+
+    ``forked.run(argv, env=..., cwd=..., timeout=...)`` is ``subprocess.run([python, "-m", "ascend_compat", *argv])``
+    and ``forked.run(code=...)`` is ``python -c`` (text mode, ``env`` the whole environment, ``_clean_env()`` when
+    omitted), without paying for the interpreter's start and torch's import. Not for start-up checks (import order,
+    variables read at start, signals): those keep ``run_python``."""
+    from tests._forkserver import shared
+
+    return shared()

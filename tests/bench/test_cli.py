@@ -1,30 +1,24 @@
-"""``ascend-compat bench`` as users run it: real subprocesses, tiny settings, shapes and exit codes only."""
+"""``ascend-compat bench`` as users run it: a process per command (forked from a warm interpreter,
+tests/_forkserver.py), tiny settings, shapes and exit codes only."""
 
 from __future__ import annotations
 
 import csv
 import json
-import subprocess
-import sys
 
 import pytest
 
-from tests.conftest import ROOT, _clean_env, run_python
+from tests._forkserver import cli
+from tests.conftest import ROOT, _clean_env
 
 
 def _bench(*args, env=None, timeout=240):
     full = _clean_env()
     full.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "ascend_compat", "bench", *args],
-        capture_output=True,
-        text=True,
-        env=full,
-        cwd=ROOT,
-        timeout=timeout,
-    )
+    return cli("bench", *args, env=full, cwd=ROOT, timeout=timeout)
 
 
+@pytest.mark.slow
 def test_overhead_simulated_npu_json_and_csv(tmp_path):
     out_csv = tmp_path / "overhead.csv"
     proc = _bench("overhead", "--simulate", "npu", "--repeats", "2", "--min-time", "0.001", "--json",
@@ -42,6 +36,7 @@ def test_overhead_simulated_npu_json_and_csv(tmp_path):
     assert [r["call"] for r in rows] == calls
 
 
+@pytest.mark.slow
 def test_overhead_cpu_fallback_table():
     proc = _bench("overhead", "--repeats", "2", "--min-time", "0.001", env={"NO_COLOR": "1"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -51,6 +46,7 @@ def test_overhead_cpu_fallback_table():
     assert "torch.cuda.is_available()" in proc.stdout and "activate():" in proc.stdout
 
 
+@pytest.mark.slow
 def test_ops_and_model_on_the_simulated_npu(tmp_path):
     proc = _bench("ops", "--simulate", "npu", "--sizes", "8,16", "--ops", "matmul,add", "--min-time", "0",
                   "--min-iters", "2", "--max-iters", "2", "--json")  # fmt: skip
@@ -113,14 +109,14 @@ def test_bad_input_exits_non_zero_with_a_clear_message(args, message):
     assert "Traceback" not in proc.stderr
 
 
-def test_plot_without_matplotlib_stops_before_running(tmp_path):
+def test_plot_without_matplotlib_stops_before_running(tmp_path, forked):
     # Fault: matplotlib is not importable (the 'plot' extra is not installed).
     code = (
         "import sys; sys.modules['matplotlib'] = None\n"
         "from ascend_compat.cli.main import main\n"
         f"raise SystemExit(main(['bench', 'overhead', '--plot', {str(tmp_path / 'x.png')!r}]))\n"
     )
-    proc = run_python(code, cwd=str(ROOT))
+    proc = forked.run(code=code, cwd=ROOT)
     assert proc.returncode == 2
     assert "ascend-compat[plot]" in proc.stderr and "Traceback" not in proc.stderr
     assert list(tmp_path.iterdir()) == []

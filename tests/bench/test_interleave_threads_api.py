@@ -11,6 +11,7 @@ import pytest
 from ascend_compat import bench, cuda_shim
 from ascend_compat.bench import _common, overhead, startup
 from ascend_compat.bench.overhead import CASES
+from tests._forkserver import cli
 from tests.conftest import ROOT, _clean_env
 
 
@@ -37,6 +38,7 @@ def test_overhead_x_cuda_and_x_to_d_do_the_same_work(sim):
     assert (row["call"], row["native"], row["error"]) == ("x.cuda()", "x.to(d)", None)
 
 
+@pytest.mark.slow
 def test_overhead_reports_the_first_activation_in_a_fresh_process(sim):
     report = bench.run_overhead(backend="cpu", cases=CASES[:1], repeats=1, min_time=0.001, startup_repeats=2)
     first = report["first_activation"]
@@ -77,8 +79,7 @@ def test_threads_explicit_and_torch_default():
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ascend_compat", "bench", *args], capture_output=True, text=True,
-                          env=_clean_env(), cwd=ROOT, timeout=240)  # fmt: skip
+    return cli("bench", *args, env=_clean_env(), cwd=ROOT, timeout=240)
 
 
 def test_cli_ops_says_how_many_threads_and_why():
@@ -110,6 +111,7 @@ def test_op_latency_bench_on_the_simulated_npu_and_cpu(sim):
         assert json.loads(result.to_json())["kind"] == "ops" and result.to_csv().startswith("op,")
 
 
+@pytest.mark.slow
 def test_op_latency_bench_import_is_cheap_and_the_readme_line_works():
     # The seed README: `from ascend_compat.bench import OpLatencyBench; OpLatencyBench(device="npu").run().report()`.
     code = (

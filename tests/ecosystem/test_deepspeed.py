@@ -135,6 +135,7 @@ print("NATIVE-OK")
 """
 
 
+@pytest.mark.slow
 def test_native_accelerator_init_distributed_zero1_and_timers():
     """Without the shim: DeepSpeed's own NPU support on the simulator, and the upstream bug the patch fixes."""
     prelude = "from ascend_compat import simulate\nsimulate.install(device_count=1)\n"
@@ -168,6 +169,7 @@ except KeyError:
 """
 
 
+@pytest.mark.slow
 def test_shim_patch_zero2_half_precision_wall_clock_breakdown_and_restore():
     """With the shim: the patch lets init_distributed() and FusedAdam run without ASCEND_HOME_PATH; deactivation
     restores DeepSpeed's original method."""

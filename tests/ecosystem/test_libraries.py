@@ -1,10 +1,11 @@
-"""Real transformers / accelerate code and the flash_attn drop-in under the shim, in fresh interpreters."""
+"""Real transformers / accelerate code and the flash_attn drop-in under the shim, each in a fresh process (forked from
+a warm interpreter that has imported torch and the package's CLI, tests/_forkserver.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.conftest import run_python
+from tests._forkserver import run_code
 
 pytest.importorskip("transformers")
 SIM = {"ASCEND_COMPAT_SIMULATE": "npu"}
@@ -15,9 +16,10 @@ def _ok(proc) -> str:
     return proc.stdout
 
 
+@pytest.mark.slow
 def test_import_flash_attn_gives_the_drop_in_and_deactivation_removes_it():
     out = _ok(
-        run_python(
+        run_code(
             """
             import importlib.metadata, sys
             import ascend_compat
@@ -60,9 +62,10 @@ def test_import_flash_attn_gives_the_drop_in_and_deactivation_removes_it():
     assert "GONE" in out
 
 
+@pytest.mark.slow
 def test_cpu_fallback_has_no_flash_attn_and_transformers_uses_sdpa_with_one_warning():
     out = _ok(
-        run_python(
+        run_code(
             """
             import warnings, torch, ascend_compat
             assert ascend_compat.activate() == "cpu"
@@ -93,9 +96,10 @@ def test_cpu_fallback_has_no_flash_attn_and_transformers_uses_sdpa_with_one_warn
     assert "NO-FLASH-ATTN" in out and "SDPA-OK" in out
 
 
+@pytest.mark.slow
 def test_llama_qwen2_mistral_attention_implementations_match_eager_on_npu():
     out = _ok(
-        run_python(
+        run_code(
             """
             import torch, ascend_compat
             ascend_compat.activate()
@@ -136,9 +140,10 @@ def test_llama_qwen2_mistral_attention_implementations_match_eager_on_npu():
     assert out.count("OK") == 3
 
 
+@pytest.mark.slow
 def test_device_map_auto_trainer_and_backend_map_pick_npu(tmp_path):
     out = _ok(
-        run_python(
+        run_code(
             f"""
             import torch, torch.distributed as dist, ascend_compat
             ascend_compat.activate()
@@ -171,9 +176,10 @@ def test_device_map_auto_trainer_and_backend_map_pick_npu(tmp_path):
     assert "TRAINER-OK" in out
 
 
+@pytest.mark.slow
 def test_accelerate_mixed_precision_on_npu():
     out = _ok(
-        run_python(
+        run_code(
             """
             import torch, ascend_compat
             ascend_compat.activate()
@@ -210,7 +216,7 @@ def test_accelerate_mixed_precision_on_npu():
 
 def test_deactivation_restores_library_objects_and_cancels_waiting_patches():
     out = _ok(
-        run_python(
+        run_code(
             """
             import sys, ascend_compat
             from ascend_compat.ecosystem import patching
@@ -239,7 +245,7 @@ def test_deactivation_restores_library_objects_and_cancels_waiting_patches():
 
 def test_a_failing_library_patch_is_rolled_back_and_the_import_still_works():
     out = _ok(
-        run_python(
+        run_code(
             """
             import ascend_compat
             from ascend_compat.ecosystem import patching
@@ -277,15 +283,11 @@ def test_every_library_patch_documents_itself():
 
 def test_info_json_lists_libraries_native_support_and_patches():
     import json
-    import subprocess
-    import sys
 
+    from tests._forkserver import cli
     from tests.conftest import ROOT, _clean_env
 
-    proc = subprocess.run(
-        [sys.executable, "-m", "ascend_compat", "info", "--json"],
-        capture_output=True, text=True, env={**_clean_env(), **SIM}, cwd=str(ROOT), timeout=120,
-    )  # fmt: skip
+    proc = cli("info", "--json", env={**_clean_env(), **SIM}, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     rows = {r["library"]: r for r in json.loads(proc.stdout)["libraries"]}
     assert any("flash_attention_2" in n for n in rows["transformers"]["native"])

@@ -1,20 +1,20 @@
-"""``ascend-compat quant``: a model's quantization on Ascend, in a real subprocess."""
+"""``ascend-compat quant``: a model's quantization on Ascend, in a process of its own (forked from a warm
+interpreter, tests/_forkserver.py)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from ascend_compat.ecosystem import quantization
+from tests._forkserver import cli
 
 
 def _quant(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ascend_compat", "quant", *args], capture_output=True, text=True,
-                          timeout=60)
+    return cli("quant", *args, timeout=60)
 
 
 def _model(tmp_path: Path, config: dict, **files: dict) -> Path:

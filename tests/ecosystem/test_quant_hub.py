@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Optional
 
 import pytest
 
 from ascend_compat.ecosystem import hub
+from tests._forkserver import cli
 from tests.conftest import _clean_env
 
 GPTQ = {"quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128}}
@@ -23,8 +23,7 @@ def _quant(*args: str, cache: Path, offline: bool = True, cwd: Optional[Path] = 
     full.update(HF_HUB_CACHE=str(cache), **env)
     if offline:
         full["HF_HUB_OFFLINE"] = "1"
-    return subprocess.run([sys.executable, "-m", "ascend_compat", "quant", *args], capture_output=True, text=True,
-                          env=full, timeout=120, cwd=str(cwd) if cwd else None)  # fmt: skip
+    return cli("quant", *args, env=full, timeout=120, cwd=cwd)
 
 
 def _cache(root: Path, repo_id: str, files: dict[str, object], commit: str = "0123abcd") -> Path:
@@ -71,8 +70,7 @@ def test_hf_home_cache_and_a_gguf_only_snapshot(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "names no quantization method" in proc.stderr
     full = {k: v for k, v in _clean_env().items() if not k.startswith(("HF_", "HUGGINGFACE_"))}
     full.update(HF_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1")
-    proc = subprocess.run([sys.executable, "-m", "ascend_compat", "quant", "org/model-q4", "--json"],
-                          capture_output=True, text=True, env=full, timeout=120)  # fmt: skip
+    proc = cli("quant", "org/model-q4", "--json", env=full, timeout=120)
     report = json.loads(proc.stdout)
     assert report["hub"]["source"] == "hf-cache" and [m["id"] for m in report["methods"]] == ["gguf"]
     assert report["inferred"] is False

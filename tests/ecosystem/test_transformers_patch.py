@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import run_python
+from tests._forkserver import run_code
 
 pytest.importorskip("transformers")
 SIM = {"ASCEND_COMPAT_SIMULATE": "npu"}
@@ -17,9 +17,10 @@ def _ok(proc) -> str:
     return proc.stdout
 
 
+@pytest.mark.slow
 def test_readme_form_applies_now_idempotently_and_flash_attention_2_loads_on_npu(tmp_path):
     out = _ok(
-        run_python(
+        run_code(
             f"""
             import inspect, sys, torch
             import ascend_compat
@@ -59,9 +60,10 @@ def test_readme_form_applies_now_idempotently_and_flash_attention_2_loads_on_npu
     assert "APPLIED-OK" in out
 
 
+@pytest.mark.slow
 def test_apply_activates_the_shim_when_needed_cpu_fallback():
     out = _ok(
-        run_python(
+        run_code(
             f"""
             import warnings, torch
             from ascend_compat import cuda_shim
@@ -89,7 +91,7 @@ def test_apply_activates_the_shim_when_needed_cpu_fallback():
 
 def test_apply_with_activation_a_noop_patches_nothing_and_says_why():
     out = _ok(
-        run_python(
+        run_code(
             """
             from ascend_compat import cuda_shim
             from ascend_compat.ecosystem import transformers_patch

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Optional
 
 from ascend_compat.ecosystem import libraries, triton
+from tests._forkserver import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -90,8 +89,7 @@ def test_info_cli_reports_the_community_wheel_on_an_npu_machine(tmp_path: Path) 
     site = _site(tmp_path, {"triton": ("3.4.0", ["nvidia"])}, ["nvidia"])
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASCEND_COMPAT_")}
     env.update(PYTHONPATH=os.pathsep.join([str(site), str(ROOT / "src")]), ASCEND_TOOLKIT_HOME=str(tmp_path))
-    proc = subprocess.run([sys.executable, "-m", "ascend_compat", "info", "--json"], capture_output=True, text=True,
-                          env=env, timeout=300)
+    proc = cli("info", "--json", env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     rows = {r["library"]: r for r in json.loads(proc.stdout)["libraries"]}
     row = rows["triton"]

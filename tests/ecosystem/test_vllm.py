@@ -1,5 +1,6 @@
-"""``ascend-compat vllm``: real subprocesses against fake installed distributions (dist-info directories first on
-PYTHONPATH, read through importlib.metadata as vLLM itself reads them), plus checks on ``data/vllm_ascend.json``."""
+"""``ascend-compat vllm``: a process per command (forked from a warm interpreter, tests/_forkserver.py) against
+fake installed distributions (dist-info directories first on PYTHONPATH, read through importlib.metadata as vLLM
+itself reads them), plus checks on ``data/vllm_ascend.json``."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any, Optional
 import pytest
 
 from ascend_compat.ecosystem import pep440, quantization, vllm
+from tests._forkserver import cli as forked_cli
 from tests.conftest import _clean_env
 
 PLUGIN = "[vllm.platform_plugins]\nascend = vllm_ascend:register\n"
@@ -84,8 +86,7 @@ def _run(site: Path, *args: str, env: Optional[dict[str, str]] = None) -> subpro
     full.pop("NO_COLOR", None)
     full["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), full.get("PYTHONPATH", "")) if p)
     full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "ascend_compat", "vllm", *args], capture_output=True, text=True,
-                          env=full, timeout=120)
+    return forked_cli("vllm", *args, env=full, timeout=120)
 
 
 def _json(site: Path, *args: str, env: Optional[dict[str, str]] = None) -> tuple[int, dict[str, Any]]:

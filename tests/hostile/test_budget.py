@@ -121,6 +121,7 @@ def _within(got: dict[str, Any], base: int, root: Path, what: str) -> None:
         f"{_source_bytes(root) / MIB:.1f} MiB of source + {SLACK / MIB:.0f} MiB ({got['wall']:.1f} s)")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tree", ["near", "huge"])
 def test_check_skips_a_near_limit_file_with_a_reason_and_bounded_memory(trees: dict[str, Path],
                                                                         baseline: dict[str, int], tree: str) -> None:
@@ -133,6 +134,7 @@ def test_check_skips_a_near_limit_file_with_a_reason_and_bounded_memory(trees: d
     assert got["wall"] < 10, f"check took {got['wall']:.1f} s on a file it skips"
 
 
+@pytest.mark.slow
 def test_report_and_port_skip_a_near_limit_file(trees: dict[str, Path], baseline: dict[str, int]) -> None:
     near = trees["near"]
     got = measure("report", str(near), "-o", str(near.parent / "out-near"), "--no-progress")
@@ -145,6 +147,7 @@ def test_report_and_port_skip_a_near_limit_file(trees: dict[str, Path], baseline
     _within(got, baseline["port"], near, "port on the near tree")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_nothing_of_one_file_outlives_it(trees: dict[str, Path], baseline: dict[str, int], jobs: str) -> None:
     """60 files scanned in one process (or two workers) peak like one: no AST or text is kept across files."""
@@ -155,6 +158,7 @@ def test_nothing_of_one_file_outlives_it(trees: dict[str, Path], baseline: dict[
     _within(got, baseline["check-pool" if jobs == "2" else "check"], many, f"check --jobs {jobs} of 60 files")
 
 
+@pytest.mark.slow
 def test_the_budgets_are_set_through_the_environment(trees: dict[str, Path]) -> None:
     near = str(trees["near"])
     # Memory allowed, but one CPU second: the file is skipped for time, and the scan goes on.

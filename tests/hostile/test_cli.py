@@ -33,6 +33,7 @@ def test_a_4301_digit_code_is_a_clear_error() -> None:
     assert errors.explain_text(log) == []
 
 
+@pytest.mark.slow
 def test_explain_summarizes_a_log_with_hundreds_of_thousands_of_distinct_codes(tmp_path: Path) -> None:
     log = tmp_path / "huge.log"
     with open(log, "w") as fh:
@@ -109,6 +110,7 @@ def test_scaffold_spec_that_is_a_fifo_does_not_hang(tmp_path: Path) -> None:
     assert r.returncode == 2 and "FIFO" in r.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_run_exits_130_on_sigint_without_runpy_frames(tmp_path: Path) -> None:
     script = tmp_path / "sleepy.py"

@@ -108,6 +108,7 @@ def test_a_near_limit_python_file_is_skipped_with_a_reason(tmp_path: Path) -> No
     assert isinstance(f, FileSkipped) and "larger than 2 MiB" in f.reason
 
 
+@pytest.mark.slow
 def test_the_time_budget_skips_a_slow_file(tmp_path: Path) -> None:
     slow = tmp_path / "slow.py"
     slow.write_text("import torch\n" + "x = torch.zeros(1).cuda()\n" * 40_000)  # ~1 MB: a second or more of work

@@ -11,6 +11,7 @@ import types
 
 import pytest
 
+from tests._forkserver import run_code
 from tests.conftest import run_python
 from tests.hostile.shim_state import FAULT_LEDGER, SNAPSHOT
 
@@ -52,12 +53,13 @@ print(json.dumps({"steps": total, "broken": broken[:10], "n_broken": len(broken)
 @pytest.mark.parametrize("target", ["cpu", "npu"])
 def test_a_fault_at_every_step_of_every_patch_point_leaves_nothing(target):
     code = SNAPSHOT + FAULT_LEDGER + f"TARGET, EXC = {target!r}, KeyboardInterrupt\n" + EVERY_STEP
-    proc = run_python(code, env={"ASCEND_COMPAT_SIMULATE": "npu"} if target == "npu" else {}, timeout=600)
+    proc = run_code(code, env={"ASCEND_COMPAT_SIMULATE": "npu"} if target == "npu" else {}, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     import json
 
     got = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert got["steps"] > 600, got  # three steps for each of the ~230 records
+    # three steps for each of the ~140 records (most torch.cuda names are one lazy record)
+    assert got["steps"] > 300, got
     assert got["n_broken"] == 0, got
 
 
@@ -65,13 +67,13 @@ def test_a_runtime_error_in_a_patch_point_is_rolled_back_too():
     code = SNAPSHOT + FAULT_LEDGER + "TARGET, EXC = 'cpu', RuntimeError\n" + EVERY_STEP.replace(
         "for k in range(total):", "for k in range(0, total, 37):"
     )
-    proc = run_python(code)
+    proc = run_code(code)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert '"n_broken": 0' in proc.stdout, proc.stdout
 
 
 def test_an_interrupted_restore_keeps_what_it_did_not_restore_and_a_second_deactivate_finishes():
-    proc = run_python(
+    proc = run_code(
         SNAPSHOT
         + FAULT_LEDGER
         + """
@@ -100,7 +102,7 @@ print("undo steps", total, "broken", broken[:5])
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "broken []" in proc.stdout, proc.stdout
-    assert int(proc.stdout.split("undo steps ")[1].split()[0]) > 200
+    assert int(proc.stdout.split("undo steps ")[1].split()[0]) > 100
 
 
 def test_a_failed_restore_keeps_its_record_and_can_be_retried():
@@ -145,7 +147,9 @@ def test_each_step_of_one_change_is_atomic(stage):
     assert mod.a == 1 and vars(mod) == {"a": 1}
 
 
+@pytest.mark.slow
 def test_deactivate_leaves_atexit_and_sys_meta_path_as_they_were():
+    # A real interpreter: ascend_compat is imported before torch, with auto-activation read at start-up.
     proc = run_python(
         """
 import atexit, sys

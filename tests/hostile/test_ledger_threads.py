@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.conftest import run_python
+from tests._forkserver import run_code
 
 RACE = r"""
 import collections, json, threading, torch
@@ -62,7 +62,7 @@ def test_threads_never_see_a_half_applied_shim(target):
     setup = f"TARGET, CYCLES = {target!r}, 200\n"
     if target == "npu":
         setup += "from ascend_compat import simulate\nsimulate.install()\n"
-    proc = run_python(setup + RACE, env=env, timeout=600)
+    proc = run_code(setup + RACE, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     assert got["calls"] > 1000, got

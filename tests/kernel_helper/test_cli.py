@@ -1,4 +1,5 @@
-"""``ascend-compat scaffold`` as users run it (a real subprocess)."""
+"""``ascend-compat scaffold`` as users run it: a process per command (forked from a warm interpreter,
+tests/_forkserver.py), and a real interpreter for what it imports."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ import subprocess
 import sys
 
 from ascend_compat.kernel_helper.writer import MARKER
+from tests._forkserver import cli
 from tests.conftest import ROOT, _clean_env
 
 
 def _run(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "ascend_compat", "scaffold", *args], capture_output=True, text=True,
-                          cwd=cwd, env={**_clean_env(), "NO_COLOR": "1", "PYTHONPATH": str(ROOT)})
+    return cli("scaffold", *args, cwd=cwd, env={**_clean_env(), "NO_COLOR": "1", "PYTHONPATH": str(ROOT)})
 
 
 def test_scaffold_creates_reruns_and_refuses(tmp_path):

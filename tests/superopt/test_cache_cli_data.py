@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ascend_compat.superopt import _data
+from tests._forkserver import cli
 from tests.conftest import _clean_env
 from tests.superopt.conftest import ROOT, small
 
@@ -28,6 +29,7 @@ def test_second_call_hits_the_cache_and_a_corrupted_entry_is_rebuilt(cache: str)
     assert other.record["cache"] == "miss" and len(list(Path(cache).glob("*.json"))) == 2  # dtype is in the key
 
 
+@pytest.mark.slow
 def test_concurrent_processes_share_the_cache(cache: str) -> None:
     code = textwrap.dedent(f"""
         import sys; sys.path.insert(0, {str(ROOT)!r})
@@ -45,8 +47,7 @@ def test_concurrent_processes_share_the_cache(cache: str) -> None:
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:  # type: ignore[type-arg]
-    return subprocess.run([sys.executable, "-m", "ascend_compat", "superopt", *args], capture_output=True, text=True,
-                          cwd=cwd, env={**_clean_env(), "NO_COLOR": "1"}, timeout=300)
+    return cli("superopt", *args, cwd=cwd, env={**_clean_env(), "NO_COLOR": "1"}, timeout=300)
 
 
 def test_cli_json_writes_the_kernels(tmp_path: Path) -> None:
@@ -62,9 +63,8 @@ def test_cli_json_writes_the_kernels(tmp_path: Path) -> None:
             return g
     """))
     env_cache = str(tmp_path / "cache")
-    proc = subprocess.run([sys.executable, "-m", "ascend_compat", "superopt", "model.py:graph", "--json", "--out", "k"],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=300,
-                          env={**_clean_env(), "ASCEND_COMPAT_CACHE_DIR": env_cache})
+    proc = cli("superopt", "model.py:graph", "--json", "--out", "k", cwd=tmp_path, timeout=300,
+               env={**_clean_env(), "ASCEND_COMPAT_CACHE_DIR": env_cache})
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["rewrites"] == ["scale-past-matmul"] and data["plan"].startswith("1 kernel(s)")

@@ -6,7 +6,6 @@ import pytest
 import torch
 
 import ascend_compat.superopt as yr
-from tests.conftest import run_python
 from tests.superopt.conftest import small
 
 
@@ -81,8 +80,8 @@ def test_triton_backend_without_cuda_says_what_to_use(cache: str) -> None:
         small("gated_mlp").superoptimize(backend="triton", cache_dir=cache)
 
 
-def test_missing_triton_gives_a_clear_message_and_torch_still_works(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    proc = run_python(f"""
+def test_missing_triton_gives_a_clear_message_and_torch_still_works(tmp_path, forked) -> None:  # type: ignore[no-untyped-def]
+    proc = forked.run(code=f"""
         import sys
         sys.modules["triton"] = None  # as if not installed
         import torch

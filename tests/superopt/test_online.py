@@ -96,6 +96,7 @@ def test_a_homomorphic_exp_proves_shift_invariance_that_an_uninterpreted_one_can
     assert not np.array_equal(va[a.outputs[0]], ffield.evaluate(a, ins)[0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_online_kernel_on_the_interpreter_matches_eager(dtype: str, cache: str) -> None:
     from ascend_compat.superopt.reference import random_inputs, run_graph
@@ -112,6 +113,7 @@ def test_online_kernel_on_the_interpreter_matches_eager(dtype: str, cache: str) 
     assert ok, detail
 
 
+@pytest.mark.slow
 def test_online_kernel_on_the_simulated_npu(sim, cache: str) -> None:  # type: ignore[no-untyped-def]
     from ascend_compat.superopt.reference import random_inputs, run_graph
     from ascend_compat.superopt.runtime import compare
@@ -125,6 +127,7 @@ def test_online_kernel_on_the_simulated_npu(sim, cache: str) -> None:  # type: i
     assert ok, detail
 
 
+@pytest.mark.slow
 def test_a_wrong_online_kernel_is_discarded_by_the_numeric_check(monkeypatch, cache: str) -> None:  # type: ignore[no-untyped-def]
     real_emit, calls = core.emit, []
 

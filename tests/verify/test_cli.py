@@ -1,15 +1,16 @@
-"""``ascend-compat verify`` as users run it: real subprocesses, JSON output, exit codes."""
+"""``ascend-compat verify`` as users run it: a process per command (forked from a warm interpreter,
+tests/_forkserver.py), JSON output, exit codes."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import textwrap
 
 import pytest
 
-from tests.conftest import _clean_env, run_python
+from tests._forkserver import cli
+from tests.conftest import _clean_env
 
 MODEL_SCRIPT = textwrap.dedent("""
     import torch
@@ -35,8 +36,7 @@ MODEL_SCRIPT = textwrap.dedent("""
 
 
 def _cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ascend_compat", "verify", *args], capture_output=True, text=True,
-                          env=_clean_env(), timeout=300, cwd=cwd)  # fmt: skip
+    return cli("verify", *args, env=_clean_env(), timeout=300, cwd=cwd)
 
 
 def test_ops_json_on_the_simulated_npu():
@@ -62,8 +62,7 @@ def test_ops_without_an_npu_fall_back_to_the_cpu():
 def test_readme_shorthand_verify_device_npu_is_the_op_suite():
     # cuda-morph's README: `cuda-morph verify --device npu`; the console script is the same entry point.
     env = {**_clean_env(), "ASCEND_COMPAT_SIMULATE": "npu"}
-    proc = subprocess.run([sys.executable, "-m", "ascend_compat", "verify", "--device", "npu", "--only", "matmul",
-                           "--dtype", "float32", "--json"], capture_output=True, text=True, env=env, timeout=300)
+    proc = cli("verify", "--device", "npu", "--only", "matmul", "--dtype", "float32", "--json", env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["kind"] == "ops" and data["device"] == "npu" and data["simulated"] is True
@@ -84,8 +83,8 @@ def test_shorthand_only_applies_without_a_subcommand():
 
 
 @pytest.mark.slow
-def test_a_failing_op_exits_1_and_is_shown_as_failed():
-    proc = run_python("""
+def test_a_failing_op_exits_1_and_is_shown_as_failed(forked):
+    proc = forked.run(code="""
         import sys
         import torch
         from ascend_compat import simulate
