@@ -174,3 +174,93 @@ def test_float64_default_follows_the_simulated_chip():
     assert lines[1].startswith("refused float64 arrays are refused on the npu")
     assert any("float64 policy  : error (default: the simulated chip 910B was installed with float64='error')" in ln
                for ln in lines)
+
+
+def test_per_thread_default_stream(cp):
+    ptds, null = cp.cuda.Stream.ptds, cp.cuda.Stream.null
+    assert ptds == cp.cuda.Stream(ptds=True) and null == cp.cuda.Stream(null=True)
+    assert ptds != null and ptds != cp.cuda.Stream() and hash(ptds) != hash(null)
+    assert (ptds.ptr, null.ptr) == (cp.cuda.runtime.streamPerThread, 0)  # CuPy's handles
+    with cp.cuda.Device(1):
+        with ptds:
+            assert cp.cuda.get_current_stream() == ptds and ptds.device_id == 1
+            y = cp.arange(3) * 2
+            ptds.synchronize()
+            assert ptds.done
+        assert cp.cuda.get_current_stream() == null
+    assert cp.asnumpy(y).tolist() == [0, 2, 4] and y._t.device.index == 1
+
+
+def test_set_allocator_accepts_none_pools_and_callables(cp):
+    from ascend_compat.cupy.cuda import memory
+
+    default = cp.cuda.get_allocator()
+    pool = cp.cuda.MemoryPool()
+    cp.cuda.set_allocator(pool.malloc)  # a pool here is a view of the backend's allocator: the same allocator
+    assert cp.cuda.get_allocator() is default
+    before = cp.get_default_memory_pool().used_bytes()
+    mem = cp.cuda.alloc(1 << 20)
+    assert cp.get_default_memory_pool().used_bytes() >= before + (1 << 20)  # from the backend's allocator
+    del mem
+    sizes: list[int] = []
+
+    def counting(size: int):
+        sizes.append(size)
+        return pool.malloc(size)
+
+    cp.cuda.set_allocator(counting)
+    try:
+        arr = cp.ndarray((4,), cp.float32, memptr=cp.cuda.alloc(16))
+        arr[...] = 1.5
+        assert sizes == [16] and cp.asnumpy(arr).tolist() == [1.5] * 4
+        with cp.cuda.using_allocator(None):
+            cp.cuda.alloc(8)
+            with pytest.raises(ValueError, match="using_allocator"):
+                cp.cuda.set_allocator(None)
+        assert sizes == [16] and memory.get_allocator() is counting
+    finally:
+        cp.cuda.set_allocator(None)
+    assert cp.cuda.get_allocator() is default
+    with pytest.raises(TypeError, match="callable"):
+        cp.cuda.set_allocator(42)
+
+
+def test_set_pinned_memory_allocator(cp):
+    pool = cp.cuda.PinnedMemoryPool()
+    try:
+        cp.cuda.set_pinned_memory_allocator(pool.malloc)
+        buf = cp.cuda.alloc_pinned_memory(64)
+        host = numpy.frombuffer(buf, numpy.float32, 16)
+        host[:] = 3.0
+        assert cp.asnumpy(cp.asarray(host)).tolist() == [3.0] * 16
+        cp.cuda.set_pinned_memory_allocator(None)
+        assert len(memoryview(cp.cuda.alloc_pinned_memory(32))) == 32
+        with pytest.raises(TypeError, match="callable"):
+            cp.cuda.set_pinned_memory_allocator("pool")
+    finally:
+        cp.cuda.set_pinned_memory_allocator(pool.malloc)
+
+
+def test_device_can_access_peer(cp):
+    rt = cp.cuda.runtime
+    assert rt.deviceCanAccessPeer(0, 1) == 0  # simulated chips: separate memories, no peer access
+    assert rt.deviceCanAccessPeer(1, 1) == 0
+    with pytest.raises(rt.CUDARuntimeError, match="invalid device ordinal 2") as err:
+        rt.deviceCanAccessPeer(0, 2)
+    assert err.value.status == rt.errorInvalidDevice
+
+
+def test_cuda_only_types_import_and_refuse_on_use(cp):
+    from ascend_compat.cupy.cuda.texture import ChannelFormatDescriptor, TextureObject
+
+    with pytest.raises(cp.cuda.CUDAOnlyError, match=r"texture\.ChannelFormatDescriptor is CUDA-only"):
+        ChannelFormatDescriptor(32, 0, 0, 0, cp.cuda.runtime.cudaChannelFormatKindFloat)
+
+    class Sub(cp.cuda._compiler_cache.DiskKernelCacheBackend):  # subclassing at import time works, as on CUDA
+        pass
+
+    with pytest.raises(cp.cuda.CUDAOnlyError):
+        Sub()
+    assert not isinstance(object(), TextureObject)
+    with pytest.raises(cp.cuda.CUDAOnlyError):
+        cp.cuda.texture.no_such_function()

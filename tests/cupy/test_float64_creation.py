@@ -7,9 +7,11 @@ import warnings
 
 import numpy
 import pytest
+import torch
 
 from ascend_compat.cupy import _float64
 from ascend_compat.cupy._core import use_device_kind
+from tests.conftest import run_python
 
 # Calls that make a float64 (or complex128) array by default or by request.
 _MAKERS = {
@@ -28,6 +30,18 @@ _MAKERS = {
     "tri": lambda cp: cp.tri(3),
     "astype": lambda cp: cp.arange(3, dtype=cp.float32).astype(cp.float64),
     "astype complex": lambda cp: cp.arange(3, dtype=cp.float32).astype("complex128"),
+    # host float64 data copied to the device
+    "asarray numpy": lambda cp: cp.asarray(numpy.linspace(0, 1, 3)),
+    "array list": lambda cp: cp.array([0.5, 1.5]),
+    "asarray scalar": lambda cp: cp.asarray(2.5),
+    "asarray numpy complex": lambda cp: cp.asarray(numpy.ones(2, dtype=numpy.complex128)),
+    "asarray cpu tensor": lambda cp: cp.asarray(torch.linspace(0, 1, 3, dtype=torch.float64)),
+    # ufuncs whose NumPy loop computes in float64
+    "cos int64": lambda cp: cp.cos(cp.arange(3)),
+    "int64 + float": lambda cp: cp.arange(3) + 1.5,
+    "int64 / int64": lambda cp: cp.arange(1, 4) / cp.arange(1, 4),
+    "int64 * 1j": lambda cp: cp.arange(3) * 1j,
+    "sqrt int32 dtype=": lambda cp: cp.sqrt(cp.arange(3, dtype=cp.int32), dtype=cp.float64),
 }
 _SINGLE = {numpy.dtype(numpy.float64): numpy.float32, numpy.dtype(numpy.complex128): numpy.complex64}
 
@@ -90,3 +104,62 @@ def test_cpu_arrays_keep_float64_under_every_policy(cp, monkeypatch):
             assert cp.zeros(3).dtype == numpy.float64
             assert cp.arange(3).astype(cp.float64).dtype == numpy.float64
             assert cp.linspace(0, 1, 3)._t.device.type == "cpu"
+
+
+def test_ufunc_loop_remembered_on_the_cpu_still_follows_the_policy_on_the_npu(cp, monkeypatch):
+    """A float64 loop first run on the CPU (where its fast path is remembered) is still checked on the npu."""
+    monkeypatch.setenv(_float64.ENV, "error")
+    with use_device_kind("cpu"):
+        ints = cp.arange(4)
+        for _ in range(2):
+            assert cp.cos(ints).dtype == numpy.float64 and (ints + 0.5).dtype == numpy.float64
+        out = cp.empty(4)
+    on_npu = cp.arange(4)
+    with pytest.raises(_float64.Float64Error):
+        cp.cos(on_npu)
+    with pytest.raises(_float64.Float64Error):
+        on_npu + 0.5
+    monkeypatch.setenv(_float64.ENV, "downcast-warn")
+    with pytest.warns(_float64.Float64DowncastWarning):
+        assert cp.cos(on_npu).dtype == numpy.float32
+    assert cp.cos(ints, out=out) is out  # the CPU is not affected
+
+
+def test_single_precision_ufuncs_and_host_data_pass_the_error_policy(cp, monkeypatch):
+    monkeypatch.setenv(_float64.ENV, "error")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = cp.asarray(numpy.ones(3, dtype=numpy.float32))
+        assert (cp.cos(x) + 1.5).dtype == numpy.float32
+        assert cp.cos(cp.arange(3, dtype=cp.int16)).dtype == numpy.float32  # NumPy: int16 -> float32 loop
+        assert cp.asarray([1, 2]).dtype == numpy.int64
+        assert cp.asarray(numpy.ones(2), dtype=cp.float32).dtype == numpy.float32
+
+
+_FRESH = """
+    import warnings
+    from ascend_compat import simulate
+    simulate.install()
+    import numpy
+    import ascend_compat.cupy as cp
+    warnings.simplefilter("always")
+    for name, make in [("cos", lambda: cp.cos(cp.arange(3))), ("asarray", lambda: cp.asarray(numpy.ones(2)))]:
+        with warnings.catch_warnings(record=True) as caught:
+            try:
+                a = make()
+                print(name, a.dtype, a._t.device.type, [w.category.__name__ for w in caught])
+            except cp.Float64Error as exc:
+                print(name, "Float64Error", "ASCEND_COMPAT_CUPY_FLOAT64=error" in str(exc))
+"""
+
+
+@pytest.mark.parametrize(("chosen", "expect"), [
+    ("native", ["cos float64 npu []", "asarray float64 npu []"]),
+    ("error", ["cos Float64Error True", "asarray Float64Error True"]),
+    ("downcast-warn", ["cos float32 npu ['Float64DowncastWarning']",
+                       "asarray float32 npu ['Float64DowncastWarning']"]),
+])
+def test_policy_from_the_environment_in_a_fresh_interpreter(chosen, expect):
+    proc = run_python(_FRESH, env={_float64.ENV: chosen})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.splitlines() == expect

@@ -22,6 +22,11 @@ _CODE = """
         "operator": lambda: a * 2.0,
         "cos": lambda: cp.cos(a),
         "dtype=": lambda: cp.add(a, b, dtype=cp.float64),
+        "astype": lambda: a.astype(cp.int64),
+        "astype F": lambda: a.reshape(-1, 2).astype(cp.float16, order="F").astype(cp.float64),
+        "copy": lambda: a.copy(),
+        "copy F": lambda: a.reshape(-1, 2).copy(order="F"),
+        "copy K": lambda: a.reshape(-1, 4)[:, :3].copy(order="K"),  # 18 MiB
     }
     for name, call in calls.items():
         try:
@@ -37,6 +42,7 @@ def test_device_oom_in_creation_and_ufuncs_is_cupys_type():
     proc = run_python(_CODE, env={"ASCEND_COMPAT_SIM_MEMORY_LIMIT": "64MiB"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = proc.stdout.splitlines()
-    for name in ("zeros", "empty_like", "arange", "linspace", "add", "operator", "cos", "dtype="):
+    for name in ("zeros", "empty_like", "arange", "linspace", "add", "operator", "cos", "dtype=", "astype",
+                 "astype F", "copy", "copy F", "copy K"):
         assert f"{name} cupy-oom True True" in lines, proc.stdout
     assert lines[-1] == "after [2.0, 2.0]"  # small work still runs once the failed allocations are gone

@@ -94,6 +94,7 @@ from ascend_compat.cupy._core import (
 from ascend_compat.cupy._creation import *  # noqa: F403
 from ascend_compat.cupy._dtypes import make_aligned_dtype
 from ascend_compat.cupy._extra import *  # noqa: F403
+from ascend_compat.cupy._float64 import Float64DowncastWarning, Float64Error  # the float64 policy's types
 from ascend_compat.cupy._functional import *  # noqa: F403
 from ascend_compat.cupy._gradient import *  # noqa: F403
 from ascend_compat.cupy._indexing import *  # noqa: F403

@@ -314,7 +314,7 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
     if not sparse:
         from ascend_compat.cupy._manipulation import broadcast_arrays
 
-        outs = broadcast_arrays(*outs)
+        outs = list(broadcast_arrays(*outs))
     if copy:
         outs = [o.copy() for o in outs]
     return tuple(outs)
@@ -359,9 +359,9 @@ def vander(x: Any, N: Optional[int] = None, increasing: bool = False) -> ndarray
     powers = torch.arange(n, device=a._t.device)
     if not increasing:
         powers = powers.flip(0)
-    from ascend_compat.cupy._ufuncs import power
+    from ascend_compat.cupy._ufuncs import UFUNCS
 
-    return power(a.reshape(-1, 1), _wrap(powers))
+    return UFUNCS["power"](a.reshape(-1, 1), _wrap(powers))
 
 
 __all__ = ["arange", "copy", "diag", "diagflat", "empty", "empty_like", "eye", "frombuffer", "fromfile",

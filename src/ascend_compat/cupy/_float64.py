@@ -15,8 +15,9 @@ The default is what the chip supports: ``native`` where float64 is supported or 
 
 It applies where arrays are made with a float64/complex128 dtype, by default or on request: the creation functions
 (``zeros``, ``ones``, ``empty``, ``full``, ``*_like``, ``arange``, ``linspace``, ``logspace``, ``eye``, ``tri``),
-``astype``, ``random``, ``fft`` and ``linalg``. Arrays copied from host float64 data and ufunc results whose NumPy
-type is float64 are not checked yet.
+``astype``, ``random``, ``fft``, ``linalg``, ``asarray``/``array`` of host float64 data (NumPy arrays, Python
+floats, CPU tensors moved to the device), and ufuncs whose NumPy loop computes in float64 (``cos`` of an int64
+array, ``int64 + 1.5``): under ``downcast-warn`` they compute in float32 (complex64), under ``error`` they raise.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from typing import Any, Optional
 
 import numpy
 
-__all__ = ["ENV", "POLICIES", "Float64DowncastWarning", "Float64Error", "check_dtype", "policy", "show_config"]
+__all__ = ["ENV", "POLICIES", "Float64DowncastWarning", "Float64Error", "check_dtype", "policy", "show_config",
+           "ufunc_signature"]
 
 ENV = "ASCEND_COMPAT_CUPY_FLOAT64"
 POLICIES = ("native", "error", "downcast-warn")
@@ -54,14 +56,26 @@ def _device_type(device: Any) -> str:
     return getattr(device, "type", str(device).split(":")[0])
 
 
+_DEFAULTS: dict[Any, tuple[str, str]] = {}
+
+
 def default_policy(device: Any = None) -> tuple[str, str]:
     """(policy, why) for ``device`` (default: the current device) when the environment sets none."""
     dtype = _device_type(device)
     if dtype in _FULL_FLOAT64:
         return "native", f"{dtype} computes float64 natively"
     sim = sys.modules.get("ascend_compat.simulate")
-    if dtype == "npu" and sim is not None and sim.is_installed() and sim.config().float64 == "error":
-        return "error", f"the simulated chip {sim.config().chip} was installed with float64='error'"
+    cfg = sim.config() if dtype == "npu" and sim is not None and sim.is_installed() else None
+    key = (dtype, None if cfg is None else (cfg.chip, cfg.float64))
+    found = _DEFAULTS.get(key)  # remembered: the support table is read from package data (~100 us a lookup)
+    if found is None:
+        found = _DEFAULTS[key] = _default_policy(dtype, cfg)
+    return found
+
+
+def _default_policy(dtype: str, cfg: Any) -> tuple[str, str]:
+    if cfg is not None and cfg.float64 == "error":
+        return "error", f"the simulated chip {cfg.chip} was installed with float64='error'"
     from ascend_compat.cuda_shim.dtype_policy import device_dtype_support
 
     support = device_dtype_support(dtype).get("float64")
@@ -108,6 +122,21 @@ def check_dtype(dtype: Any, device: Any = None) -> numpy.dtype:
     return to
 
 
+def ufunc_signature(loop: tuple[Any, ...], nin: int, device: Any) -> Optional[tuple[Any, ...]]:
+    """The signature to resolve a ufunc loop again with, when ``loop`` (input then output dtypes) has a
+    float64/complex128 output on ``device`` and the policy there is ``downcast-warn`` (it warns): the inputs in
+    single precision, the outputs left to NumPy. None to run ``loop`` as it is; :class:`Float64Error` under
+    ``error``."""
+    if _device_type(device) in _FULL_FLOAT64:
+        return None
+    wide = next((d for d in loop[nin:] if d in _DOWNCAST), None)
+    if wide is None or check_dtype(wide, device) == wide:
+        return None
+    return tuple(_DOWNCAST.get(d, d) for d in loop[:nin]) + (None,) * (len(loop) - nin)
+
+
+WIDE = frozenset(_DOWNCAST)
+FULL_FLOAT64 = frozenset(_FULL_FLOAT64)
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 

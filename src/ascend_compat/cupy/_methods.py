@@ -9,7 +9,7 @@ import numpy
 import torch
 from numpy.exceptions import ComplexWarning
 
-from ascend_compat.cupy import _float64
+from ascend_compat.cupy import _alloc, _float64
 from ascend_compat.cupy import _indexing as I  # noqa: N812
 from ascend_compat.cupy import _manipulation as M  # noqa: N812
 from ascend_compat.cupy import _reduction as R  # noqa: N812
@@ -117,15 +117,18 @@ def astype(self: ndarray, dtype: Any, order: str = "K", casting: Any = None, sub
         return self
     if self._dtype.kind == "c" and dt.kind not in "cb":
         warnings.warn("Casting complex values to real discards the imaginary part", ComplexWarning, stacklevel=2)
-    t = cast_tensor(self._t, self._dtype, dt)
-    if order == "A":
-        order = "F" if self.flags.f_contiguous and not self.flags.c_contiguous else "C"
-    if order in ("C", "F"):
-        return _wrap(_empty_ordered(t, order).copy_(t), dt)
-    if t is self._t or t.data_ptr() == self._t.data_ptr():
-        res = self.copy(order=order) if dt == self._dtype else _wrap(t.clone(), dt)
-        res._dtype = dt  # the requested spelling (ulonglong vs uint64 compare equal but differ in .type)
-        return res
+    try:
+        t = cast_tensor(self._t, self._dtype, dt)
+        if order == "A":
+            order = "F" if self.flags.f_contiguous and not self.flags.c_contiguous else "C"
+        if order in ("C", "F"):
+            return _wrap(_empty_ordered(t, order).copy_(t), dt)
+        if t is self._t or t.data_ptr() == self._t.data_ptr():
+            res = self.copy(order=order) if dt == self._dtype else _wrap(t.clone(), dt)
+            res._dtype = dt  # the requested spelling (ulonglong vs uint64 compare equal but differ in .type)
+            return res
+    except torch.OutOfMemoryError as exc:  # CuPy's type (a subclass of the backend's), as the ufuncs raise
+        _alloc.raise_cupy_oom(exc, self._t.numel() * dt.itemsize)
     return _wrap(t, dt)
 
 
@@ -139,11 +142,17 @@ def copy(self: ndarray, order: str = "C") -> ndarray:
         if order == "K" and not f and not self.flags.c_contiguous:
             if dev != t.device:
                 raise NotImplementedError("copy(order='K') of a non-contiguous array to another device")
-            return _wrap(t.clone(memory_format=torch.preserve_format), self._dtype)
+            try:
+                return _wrap(t.clone(memory_format=torch.preserve_format), self._dtype)
+            except torch.OutOfMemoryError as exc:
+                _alloc.raise_cupy_oom(exc, self.nbytes)
         order = "F" if f else "C"
     if order not in ("C", "F"):
         raise ValueError(f"order not understood: {order!r}")
-    return _wrap(_empty_ordered(t, order, dev).copy_(t), self._dtype)
+    try:
+        return _wrap(_empty_ordered(t, order, dev).copy_(t), self._dtype)
+    except torch.OutOfMemoryError as exc:  # CuPy's type (a subclass of the backend's), as the ufuncs raise
+        _alloc.raise_cupy_oom(exc, self.nbytes)
 
 
 def _empty_ordered(t: torch.Tensor, order: str, device: Any = None) -> torch.Tensor:

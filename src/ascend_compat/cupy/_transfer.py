@@ -9,16 +9,19 @@ from typing import Any, Optional
 import numpy
 import torch
 
-from ascend_compat.cupy import _alloc, _dtypes
+from ascend_compat.cupy import _alloc, _dtypes, _float64
 from ascend_compat.cupy._core import _wrap, current_torch_device, ndarray
 from ascend_compat.cupy._core_dlpack import from_dlpack
 from ascend_compat.cupy._dtypes import to_numpy_dtype
+
+_WIDE_TORCH = {torch.float64: numpy.dtype(numpy.float64), torch.complex128: numpy.dtype(numpy.complex128)}
 
 
 def _host_to_tensor(arr: numpy.ndarray, device: torch.device) -> torch.Tensor:
     arr = _dtypes.numpy_view_for_torch(arr)
     if arr.flags.f_contiguous and not arr.flags.c_contiguous:
-        return _host_to_tensor(arr.T, device).T
+        t = _host_to_tensor(arr.T, device)
+        return t.permute(*range(t.dim() - 1, -1, -1))  # (torch deprecates .T on tensors not 2-d)
     if not arr.flags.c_contiguous or not arr.flags.writeable or arr.dtype.byteorder == ">":
         arr = numpy.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("="))
     t = torch.from_numpy(arr)
@@ -58,7 +61,12 @@ def array(obj: Any, dtype: Any = None, copy: Any = True, order: str = "K", subok
         if not host.dtype.isnative:  # CuPy byte-swaps host data into native order
             host = host.astype(host.dtype.newbyteorder("="))
         to_numpy_dtype(host.dtype)
-        out = _wrap(_host_to_tensor(host, current_torch_device()), host.dtype)
+        dev = current_torch_device()
+        if host.dtype in _float64.WIDE:  # ASCEND_COMPAT_CUPY_FLOAT64 on the device (error: raises here)
+            want = _float64.check_dtype(host.dtype, dev)
+            if want != host.dtype:
+                host = host.astype(want)
+        out = _wrap(_host_to_tensor(host, dev), host.dtype)
         if order in ("C", "F") and host.ndim > 1:
             out = out.copy(order=order)
     if ndmin > out.ndim:
@@ -74,7 +82,11 @@ def _contains_ndarray(seq: Any) -> bool:
 def _from_tensor(t: torch.Tensor, dtype: Any) -> ndarray:
     dev = current_torch_device()
     if t.device != dev:
-        t = t.to(dev)
+        if t.dtype in _WIDE_TORCH and dtype is None:  # a float64 tensor copied onto the device: the float64 policy
+            want = _float64.check_dtype(_WIDE_TORCH[t.dtype], dev)
+            t = t.to(dev, _dtypes.storage_dtype(want))
+        else:
+            t = t.to(dev)
     out = _wrap(t.detach())
     return out if dtype is None else out.astype(dtype, copy=False)
 

@@ -9,12 +9,14 @@ costs a dict lookup, the casts and the torch kernel. A large new result on the C
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable, Optional
 
 import numpy
 import torch
+from numpy.exceptions import ComplexWarning
 
-from ascend_compat.cupy import _alloc, _dtypes
+from ascend_compat.cupy import _alloc, _dtypes, _float64
 from ascend_compat.cupy._core import _wrap, asarray, current_torch_device, ndarray
 from ascend_compat.cupy._dtypes import WRAP_MASK, cast_tensor, storage_dtype
 from ascend_compat.cupy._ufunc_support import (
@@ -29,6 +31,7 @@ from ascend_compat.cupy._ufunc_support import (
     _key,
     _operand,
     _scatter_at,
+    device_of,
     reduceat,
     unalias,
 )
@@ -90,6 +93,9 @@ def _write_new(writer: Any, ins: Any, want: torch.dtype, min_elements: int) -> O
         return None
 
 
+_FULL_F64, _WIDE = _float64.FULL_FLOAT64, _float64.WIDE
+
+
 def _finish(t: torch.Tensor, loop_out: numpy.dtype) -> torch.Tensor:
     """Bring a kernel result into the storage of ``loop_out`` (wrapping widened unsigned types)."""
     want = storage_dtype(loop_out)
@@ -133,8 +139,8 @@ class ufunc:  # noqa: N801
         ck = (keys, dtype, casting)
         loop = self._cache.get(ck)
         if loop is None:
-            sig = None
-            if dtype is not None:
+            sig = dtype if isinstance(dtype, tuple) else None  # a full signature (the float64 policy's)
+            if dtype is not None and sig is None:
                 dt = _dtypes.to_numpy_dtype(dtype)
                 sig = (None,) * self.nin + (dt,) * self.nout
             loop = (self._np.resolve_dtypes(keys, casting=casting) if sig is None else
@@ -163,15 +169,16 @@ class ufunc:  # noqa: N801
             if not kwargs and len(args) == self.nin:
                 a = args[0]
                 if type(a) is ndarray:
+                    # (a float64 result off the CPU/CUDA goes through _call, for the float64 policy)
                     if self.nin == 1:
                         plan = self._fast.get(a._dtype)
-                        if plan is not None:
+                        if plan is not None and (not plan[9] or a._t.device.type in _FULL_F64):
                             return self._run_plan(plan, a._t, None)
                     else:
                         b = args[1]
                         tb = type(b)
                         plan = self._fast.get((a._dtype, b._dtype if tb is ndarray else tb))
-                        if plan is not None:
+                        if plan is not None and (not plan[9] or a._t.device.type in _FULL_F64):
                             return self._run_plan(plan, a._t, b._t if tb is ndarray else _operand(b, plan[1], True))
             elif len(kwargs) == 1 and len(args) == self.nin and type(kwargs.get("out")) is ndarray:
                 done = self._direct_out(args, kwargs["out"])
@@ -182,21 +189,30 @@ class ufunc:  # noqa: N801
             _alloc.raise_cupy_oom(exc)
 
     def _direct_out(self, args: tuple[Any, ...], o: ndarray) -> Optional[ndarray]:
-        """``f(a, b, out=o)`` for device arrays whose loop is known, written by torch straight into ``o``."""
+        """``f(a, b, out=o)`` for device arrays whose loop is known, written by torch straight into ``o`` (inputs
+        overlapping ``o`` copied first, as NumPy does)."""
         direct = _OUT_KERNELS.get(self.name)
-        if direct is None or any(type(a) is not ndarray for a in args):
+        a = args[0]
+        if direct is None or type(a) is not ndarray:
             return None
-        plan = self._fast.get(args[0]._dtype if self.nin == 1 else (args[0]._dtype, args[1]._dtype))
-        if plan is None or plan[2] != o._dtype or plan[3] or plan[4] or plan[6] is not None:
-            return None
-        ts = [a._t for a in args]
-        if (ts[0].shape if self.nin == 1 else _broadcast(ts[0].shape, ts[1].shape)) != o._t.shape:
+        ot = o._t
+        ts: tuple[torch.Tensor, ...]
+        if self.nin == 1:
+            plan, ts, shape = self._fast.get(a._dtype), (a._t,), a._t.shape
+        else:
+            b = args[1]
+            if type(b) is not ndarray:
+                return None
+            plan, ts = self._fast.get((a._dtype, b._dtype)), (a._t, b._t)
+            shape = _broadcast(a._t.shape, b._t.shape)
+        if plan is None or plan[2] != o._dtype or plan[3] or plan[4] or plan[6] is not None or shape != ot.shape \
+                or (plan[9] and ot.device.type not in _FULL_F64):
             return None
         writer = plan[7]
-        if isinstance(writer, _NumpyWriter) and o._t.numel() >= _NUMPY_MIN and o._t.device.type == "cpu":
+        if isinstance(writer, _NumpyWriter) and ot.numel() >= _NUMPY_MIN and ot.device.type == "cpu":
             direct = writer  # NumPy's kernel, faster on the CPU for this op and dtype
         try:
-            direct(*unalias(ts, o._t), out=o._t)
+            direct(*unalias(ts, ot), out=ot)
         except torch.OutOfMemoryError:
             raise
         except RuntimeError:  # a dtype torch's kernel refuses (complex maximum): the general path handles it
@@ -204,7 +220,7 @@ class ufunc:  # noqa: N801
         return o
 
     def _run_plan(self, plan: tuple[Any, ...], ta: torch.Tensor, tb: Any) -> ndarray:
-        l0, l1, lout, cast_a, cast_b, want, mask, direct, min_elements = plan
+        l0, l1, lout, cast_a, cast_b, want, mask, direct, min_elements, _ = plan
         if cast_a:
             ta = cast_tensor(ta, cast_a, l0)
         if tb is None:
@@ -240,7 +256,7 @@ class ufunc:  # noqa: N801
         lout = loop[self.nin]
         want, mask = storage_dtype(lout), WRAP_MASK.get(lout)
         writer = self._writer(lout)
-        tail = (want, mask, writer, self._min_elements(writer, lout))
+        tail = (want, mask, writer, self._min_elements(writer, lout), lout in _WIDE)
         if self.nin == 1:
             self._fast[keys[0]] = (loop[0], None, lout, cast_a, None, *tail)
             return
@@ -269,7 +285,12 @@ class ufunc:  # noqa: N801
             res = _compare_out_of_range(self.name, args)
             if res is not None:
                 return self._store(res, _BOOL, outs[0], where, args)
-        loop = self._resolve(keys + tuple(o._dtype if o is not None else None for o in outs), dtype, casting)
+        all_keys = keys + tuple(o._dtype if o is not None else None for o in outs)
+        loop = self._resolve(all_keys, dtype, casting)
+        if loop[nin] in _WIDE or (self.nout > 1 and not _WIDE.isdisjoint(loop[nin:])):  # the float64 policy
+            sig = _float64.ufunc_signature(loop, nin, device_of(args))
+            if sig is not None:
+                loop, dtype = self._resolve(all_keys, sig, casting), sig
         if out is None and dtype is None and where is True and casting == "same_kind" and \
                 isinstance(args[0], ndarray):
             self._remember(keys, loop)
@@ -292,21 +313,20 @@ class ufunc:  # noqa: N801
                                                                    or self.name == "true_divide"):
             # (a scalar numerator too: torch would multiply by the reciprocal, which rounds differently)
             ins[0] = torch.tensor(ins[0], dtype=storage_dtype(loop[0]), device=current_torch_device())
-        res = None
+        new: Any = None
         writer = self._writer(loop[nin]) if o is None and where is True and self.nout == 1 else None
         if writer is not None:
-            res = _write_new(writer, ins, storage_dtype(loop[nin]), self._min_elements(writer, loop[nin]))
+            new = _write_new(writer, ins, storage_dtype(loop[nin]), self._min_elements(writer, loop[nin]))
         try:
-            if res is None:
-                res = self._kernel(*ins)
+            if new is None:
+                new = self._kernel(*ins)
         except RuntimeError as exc:
             raise _broadcast_error(args, exc) from None
-        if self.nout == 1:
-            res = (res,)
-        if not isinstance(res[0], torch.Tensor):  # every operand was a scalar
-            res = tuple(torch.as_tensor(r, device=current_torch_device()) for r in res)
+        got: tuple[Any, ...] = (new,) if self.nout == 1 else new
+        if not isinstance(got[0], torch.Tensor):  # every operand was a scalar
+            got = tuple(torch.as_tensor(r, device=current_torch_device()) for r in got)
         results = []
-        for j, r in enumerate(res):
+        for j, r in enumerate(got):
             r = _finish(r, loop[nin + j])
             results.append(self._store(r, loop[nin + j], outs[j], where, args))
         return results[0] if self.nout == 1 else tuple(results)
@@ -336,14 +356,18 @@ class ufunc:  # noqa: N801
         elif out is None:
             return _wrap(r, loop_dt)
         if tuple(r.shape) != out.shape:
+            expanded: Optional[torch.Tensor] = None
             try:
-                r = r.expand(out._t.shape) if torch.broadcast_shapes(r.shape, out._t.shape) == out._t.shape \
-                    else None
+                if torch.broadcast_shapes(r.shape, out._t.shape) == out._t.shape:
+                    expanded = r.expand(out._t.shape)
             except RuntimeError:
-                r = None
-            if r is None:
+                pass
+            if expanded is None:
                 raise ValueError(f"non-broadcastable output operand with shape {out.shape} doesn't match the "
                                  "broadcast shape of the inputs")
+            r = expanded
+        if loop_dt.kind == "c" and out._dtype.kind not in "cb":  # casting="unsafe" into a real out=, as NumPy
+            warnings.warn("Casting complex values to real discards the imaginary part", ComplexWarning, stacklevel=4)
         out._t.copy_(cast_tensor(r, loop_dt, out._dtype) if out._dtype != loop_dt else unalias((r,), out._t)[0])
         return out
 

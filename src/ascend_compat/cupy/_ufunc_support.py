@@ -185,6 +185,14 @@ def _as_dev(x: Any) -> Any:
     return x if isinstance(x, (ndarray, *_SCALARS, bool, numpy.generic)) else asarray(x)
 
 
+def device_of(args: Any) -> torch.device:
+    """The device a ufunc on ``args`` computes on: its first array's, else the current one."""
+    for a in args:
+        if isinstance(a, ndarray):
+            return a._t.device
+    return current_torch_device()
+
+
 def _span(t: torch.Tensor) -> int:
     """Bytes from ``t``'s first element to the end of its last (torch strides are never negative)."""
     last = 0
@@ -198,24 +206,32 @@ def unalias(ins: Any, out: torch.Tensor) -> Any:
 
     A kernel writing into ``out`` while reading such an input would read elements it already overwrote
     (``a += a.T``); NumPy and CuPy give the result of copying the input first. Only overlapping byte ranges
-    count (distinct allocations never overlap), so the common case costs a pointer comparison per operand.
+    count (distinct allocations never overlap), so the common case costs a few pointer comparisons.
     """
-    lo = hi = -1
+    lo = out.data_ptr()
+    hi = -1
     res = None
-    for i, t in enumerate(ins):
-        if t is out or not isinstance(t, torch.Tensor):
+    i = -1
+    for t in ins:
+        i += 1
+        if t is out or (type(t) is not _Tensor and not isinstance(t, _Tensor)):
             continue
         p = t.data_ptr()
-        if p == out.data_ptr() and t.stride() == out.stride() and t.shape == out.shape and t.dtype == out.dtype:
-            continue  # element i is read before element i is written: no copy needed
-        if hi < 0:
-            if out.numel() == 0:
-                return ins
-            lo = out.data_ptr()
-            hi = lo + _span(out)
-        if p >= hi or t.numel() == 0 or p + _span(t) <= lo:
+        # disjoint byte ranges (the common case): only the range of the one starting first needs measuring
+        if p >= lo:
+            if hi < 0:
+                hi = lo + (out.nbytes if out.is_contiguous() else _span(out))
+            if p >= hi:
+                continue
+        elif p + (t.nbytes if t.is_contiguous() else _span(t)) <= lo:
             continue
+        if t.numel() == 0 or (p == lo and t.stride() == out.stride() and t.shape == out.shape and
+                              t.dtype == out.dtype):
+            continue  # element i is read before element i is written: no copy needed
         if res is None:
             res = list(ins)
         res[i] = t.clone()
     return ins if res is None else res
+
+
+_Tensor = torch.Tensor

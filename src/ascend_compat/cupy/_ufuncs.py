@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -216,7 +216,8 @@ _UNARY = {
     "isinf": torch.isinf, "isnan": torch.isnan, "signbit": torch.signbit, "spacing": _spacing,
     "floor": _rounding(torch.floor), "ceil": _rounding(torch.ceil), "trunc": _rounding(torch.trunc),
 }
-_MULTI = {"modf": (1, 2, _modf), "frexp": (1, 2, _frexp), "divmod": (2, 2, _divmod)}
+_MULTI: dict[str, tuple[int, int, Callable[..., Any]]] = {"modf": (1, 2, _modf), "frexp": (1, 2, _frexp),
+                                                          "divmod": (2, 2, _divmod)}
 
 UFUNCS: dict[str, Any] = {}
 for _name, _k in _BINARY_SCALAR.items():

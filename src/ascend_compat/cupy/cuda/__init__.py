@@ -7,17 +7,31 @@ NVRTC, ...) are present as names whose use raises :class:`CUDAOnlyError` with th
 
 from __future__ import annotations
 
+import sys as _sys
+
 from ascend_compat.cupy.cuda import curand, memory, runtime
 from ascend_compat.cupy.cuda._backend import current_torch_device
-from ascend_compat.cupy.cuda._cuda_only import CUDAOnlyError, RawKernel, RawModule, cufft_module, make_module
+from ascend_compat.cupy.cuda._cuda_only import (
+    CUDAOnlyError,
+    RawKernel,
+    RawModule,
+    compiler_cache_module,
+    cufft_module,
+    make_module,
+    texture_module,
+)
+from ascend_compat.cupy.cuda._environment import get_cuda_path, get_hipcc_path, get_nvcc_path, get_rocm_path
 from ascend_compat.cupy.cuda.device import Device, get_compute_capability, get_device_id
 from ascend_compat.cupy.cuda.memory import (
     MemoryPool,
     OutOfMemoryError,
     PinnedMemoryPool,
     alloc,
+    get_allocator,
     get_default_memory_pool,
     get_default_pinned_memory_pool,
+    set_allocator,
+    using_allocator,
 )
 from ascend_compat.cupy.cuda.pinned_memory import (
     PinnedMemoryPointer,
@@ -42,17 +56,24 @@ __all__ = [
     "alloc_pinned_memory",
     "curand",
     "current_torch_device",
+    "get_allocator",
     "get_compute_capability",
+    "get_cuda_path",
     "get_current_stream",
     "get_default_memory_pool",
     "get_default_pinned_memory_pool",
     "get_device_id",
     "get_elapsed_time",
+    "get_hipcc_path",
     "get_local_runtime_version",
+    "get_nvcc_path",
+    "get_rocm_path",
     "is_available",
     "memory",
     "runtime",
+    "set_allocator",
     "set_pinned_memory_allocator",
+    "using_allocator",
 ]
 
 cublas = make_module("cublas")
@@ -62,9 +83,13 @@ cufft = cufft_module()
 nvrtc = make_module("nvrtc")
 compiler = make_module("compiler")
 driver = make_module("driver")
-texture = make_module("texture")
+texture = texture_module()
+_compiler_cache = compiler_cache_module()
 nccl = make_module("nccl", available=False)
 cutensor = make_module("cutensor", available=False)  # never available off CUDA: callers check it
+for _lib in (cublas, cusolver, cusparse, cufft, nvrtc, compiler, driver, texture, nccl, cutensor, _compiler_cache):
+    # importable by name too (``from ascend_compat.cupy.cuda.texture import TextureObject``), as CuPy's modules are
+    _sys.modules.setdefault(_lib.__name__, _lib)
 
 
 get_local_runtime_version = runtime.runtimeGetVersion  # CuPy's name: 0 off CUDA, which has no CUDA runtime

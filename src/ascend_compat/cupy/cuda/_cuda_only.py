@@ -20,6 +20,7 @@ _ALTERNATIVES = {
     "compiler": "no runtime CUDA C compilation exists off CUDA; see ascend-compat scaffold",
     "driver": "use cupy.cuda.Device / Stream / runtime",
     "texture": "use ordinary arrays and indexing",
+    "_compiler_cache": "no runtime CUDA C compilation (nor its kernel cache) exists off CUDA",
     "nccl": "use torch.distributed (hccl on Ascend)",
     "cutensor": "use cupy.einsum / tensordot",
     "__cuda_array_interface__": "use DLPack (cupy.from_dlpack, __dlpack__) or torch.as_tensor(array)",
@@ -67,6 +68,31 @@ def make_module(name: str, **constants: Any) -> ModuleType:
     for key, value in constants.items():
         setattr(mod, key, value)
     return mod
+
+
+def refusing_class(api: str) -> type:
+    """A class standing for the CUDA-only type ``api`` (``cuda.texture.TextureObject``): it can be imported,
+    subclassed and named in ``isinstance`` checks, as on CUDA; making one raises :class:`CUDAOnlyError`."""
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        refuse(api)
+
+    name = api.rsplit(".", 1)[-1]
+    return type(name, (), {"__init__": init, "__doc__": f"CUDA-only ``cupy.{api}``: {message(api)}."})
+
+
+_TEXTURE_TYPES = ("ChannelFormatDescriptor", "CUDAarray", "ResourceDescriptor", "TextureDescriptor", "TextureObject",
+                  "SurfaceObject", "TextureReference")
+
+
+def texture_module() -> ModuleType:
+    """``cupy.cuda.texture``: its types import (code naming them at import time loads), making one raises."""
+    return make_module("texture", **{n: refusing_class(f"cuda.texture.{n}") for n in _TEXTURE_TYPES})
+
+
+def compiler_cache_module() -> ModuleType:
+    """``cupy.cuda._compiler_cache`` (NVRTC's on-disk kernel cache): its backend types import, making one raises."""
+    return make_module("_compiler_cache", **{n: refusing_class(f"cuda._compiler_cache.{n}") for n in
+                                             ("DiskKernelCacheBackend", "KernelCacheBackend")})
 
 
 class _Plan:

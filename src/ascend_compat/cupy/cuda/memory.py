@@ -9,8 +9,9 @@ figure is 0 and freeing is a no-op.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import torch
 
@@ -91,13 +92,20 @@ class MemoryPool:
 
     def malloc(self, size: int) -> Any:
         """``size`` bytes of device memory from the backend's allocator, as a memory pointer (``.ptr``)."""
-        return alloc(size)
+        return _backend_malloc(size)
 
 
 def alloc(size: int) -> Any:
-    """``size`` bytes of device memory on the current device (a ``MemoryPointer``, freed with its last user).
+    """``size`` bytes of device memory on the current device (a ``MemoryPointer``, freed with its last user), from
+    the allocator :func:`set_allocator` installed (the backend's by default).
 
     The pointer can back an array through ``ndarray(shape, dtype, memptr=...)``."""
+    allocator = get_allocator()
+    return _backend_malloc(size) if allocator is _backend_malloc else allocator(size)
+
+
+def _backend_malloc(size: int) -> Any:
+    """``size`` bytes from the backend's caching allocator (CuPy's raw ``_malloc`` and pool in one)."""
     from ascend_compat.cupy._creation import empty
 
     size = int(size)
@@ -105,6 +113,51 @@ def alloc(size: int) -> Any:
         raise ValueError(f"cannot allocate a negative number of bytes: {size}")
     with oom_as_cupy_error():
         return empty((size,), "uint8").data
+
+
+_ALLOCATOR: Callable[[int], Any] = _backend_malloc
+_LOCAL = threading.local()  # per thread: the allocator of an active using_allocator block
+
+
+def set_allocator(allocator: Optional[Callable[[int], Any]] = None) -> None:
+    """Install ``allocator(size) -> memory pointer`` as the allocator :func:`alloc` (and ``MemoryPool.malloc``
+    callers) use; ``None`` restores the backend's.
+
+    What it means here: arrays are torch tensors, which the backend's caching allocator (``torch.npu``'s,
+    ``torch.cuda``'s) always allocates, so a pool's ``malloc`` (``cupy.cuda.MemoryPool().malloc``,
+    ``get_default_memory_pool().malloc``) and ``None`` both mean that allocator, as every ``MemoryPool`` here
+    is a view of it. Another callable serves :func:`alloc` only; array creation does not call it.
+    """
+    global _ALLOCATOR
+    if allocator is not None and not callable(allocator):
+        raise TypeError(f"allocator must be a callable taking a size in bytes, or None, not {type(allocator)}")
+    if getattr(_LOCAL, "allocator", None) is not None:
+        raise ValueError("Can't change the global allocator inside `using_allocator` context manager")
+    _ALLOCATOR = _backend_malloc if allocator is None or _is_pool_malloc(allocator) else allocator
+
+
+def _is_pool_malloc(allocator: Any) -> bool:
+    return isinstance(getattr(allocator, "__self__", None), MemoryPool) and \
+        getattr(allocator, "__func__", None) is MemoryPool.malloc
+
+
+def get_allocator() -> Callable[[int], Any]:
+    """The allocator :func:`alloc` uses now (the backend's unless :func:`set_allocator` changed it)."""
+    local = getattr(_LOCAL, "allocator", None)
+    return local if local is not None else _ALLOCATOR
+
+
+@contextlib.contextmanager
+def using_allocator(allocator: Optional[Callable[[int], Any]] = None) -> Iterator[None]:
+    """Use ``allocator`` for :func:`alloc` in this thread inside the block (``None``: the backend's)."""
+    if allocator is not None and not callable(allocator):
+        raise TypeError(f"allocator must be a callable taking a size in bytes, or None, not {type(allocator)}")
+    old = getattr(_LOCAL, "allocator", None)
+    _LOCAL.allocator = _backend_malloc if allocator is None or _is_pool_malloc(allocator) else allocator
+    try:
+        yield
+    finally:
+        _LOCAL.allocator = old
 
 
 class PinnedMemoryPool:

@@ -57,8 +57,15 @@ _ALLOCATOR: Optional[Callable[[int], Any]] = _default_malloc
 
 
 def set_pinned_memory_allocator(allocator: Optional[Callable[[int], Any]] = None) -> None:
-    """Use ``allocator(size)`` for :func:`alloc_pinned_memory`; ``None`` allocates without a pool."""
+    """Use ``allocator(size)`` for :func:`alloc_pinned_memory`; ``None`` allocates without a pool.
+
+    What it means here: a ``PinnedMemoryPool``'s ``malloc`` and ``None`` both take host memory from the backend's
+    pinned allocator (torch keeps its own cache of pinned blocks), plain host memory where there is none (the CPU
+    backend, the simulated NPU). Another callable is called for every :func:`alloc_pinned_memory`.
+    """
     global _ALLOCATOR
+    if allocator is not None and not callable(allocator):
+        raise TypeError(f"allocator must be a callable taking a size in bytes, or None, not {type(allocator)}")
     _ALLOCATOR = allocator
 
 

@@ -11,6 +11,16 @@ streamLegacy = 1  # noqa: N816 - CuPy's names
 streamPerThread = 2  # noqa: N816
 errorInvalidDevice = 101  # noqa: N816
 errorMemoryAllocation = 2  # noqa: N816
+# CUDA's enum values, for code that names them (the texture API they describe is CUDA-only: cuda.texture refuses)
+cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice, \
+    cudaMemcpyDefault = range(5)  # noqa: N816
+cudaChannelFormatKindSigned, cudaChannelFormatKindUnsigned, cudaChannelFormatKindFloat, \
+    cudaChannelFormatKindNone = range(4)  # noqa: N816
+cudaResourceTypeArray, cudaResourceTypeMipmappedArray, cudaResourceTypeLinear, \
+    cudaResourceTypePitch2D = range(4)  # noqa: N816
+cudaAddressModeWrap, cudaAddressModeClamp, cudaAddressModeMirror, cudaAddressModeBorder = range(4)  # noqa: N816
+cudaFilterModePoint, cudaFilterModeLinear = range(2)  # noqa: N816
+cudaReadModeElementType, cudaReadModeNormalizedFloat = range(2)  # noqa: N816
 
 
 class CUDARuntimeError(RuntimeError):
@@ -39,6 +49,20 @@ def setDevice(device: int) -> None:  # noqa: N802
     Device(device).use()
 
 
+def deviceCanAccessPeer(device: int, peerDevice: int) -> int:  # noqa: N802, N803 - CuPy's names
+    """1 when ``device`` can read ``peerDevice``'s memory directly, as the backend reports it (CUDA's peer
+    access, torch_npu's where it has the call); 0 otherwise: the CPU (one device), a device with itself, and the
+    simulated NPU, whose devices refuse each other's tensors as separate chips do without peer access."""
+    count = getDeviceCount()
+    for d in (device, peerDevice):
+        if not 0 <= int(d) < count:
+            raise CUDARuntimeError(errorInvalidDevice, f"cudaErrorInvalidDevice: invalid device ordinal {d} "
+                                   f"(the {_backend.device_type()} backend has {count} device(s))")
+    if int(device) == int(peerDevice):
+        return 0
+    return int(bool(_backend.call("can_device_access_peer", int(device), int(peerDevice), default=False)))
+
+
 def deviceSynchronize() -> None:  # noqa: N802
     _backend.call("synchronize")
 
@@ -58,7 +82,7 @@ def getDeviceProperties(device: int) -> dict[str, Any]:  # noqa: N802
     props = _backend.call("get_device_properties", dev.id)
     if props is None:
         return {"name": b"cpu", "totalGlobalMem": 0, "multiProcessorCount": 1}
-    cores = getattr(props, "multi_processor_count", None) or getattr(props, "cube_core_num", 0)
+    cores: Any = getattr(props, "multi_processor_count", None) or getattr(props, "cube_core_num", 0)
     return {"name": str(props.name).encode(), "totalGlobalMem": int(props.total_memory),
             "multiProcessorCount": int(cores)}
 

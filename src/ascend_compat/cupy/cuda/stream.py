@@ -57,22 +57,28 @@ class Stream:
     """A queue of device work on the current device. ``Stream.null`` is the default stream."""
 
     null: Stream
+    ptds: Stream
+    _ptds = False
 
     def __init__(self, null: bool = False, non_blocking: bool = False, ptds: bool = False, priority: int = 0) -> None:
         mod = _backend.module()
-        self._null = bool(null)
+        self._null = bool(null or ptds)  # ``ptds`` (and not ``null``): the per-thread default stream, as in CuPy
+        self._ptds = bool(ptds and not null)
         self.device_id = _backend.current_index()
         if mod is None:
             self._stream = None
-        elif null:
+        elif self._null:
             self._stream = mod.default_stream(self.device_id)
         else:
             self._stream = mod.Stream(device=self.device_id, priority=priority)
 
     @property
     def ptr(self) -> int:
-        """The backend's stream handle (0 for the default stream and on the CPU)."""
+        """The backend's stream handle (0 for the default stream and on the CPU; CuPy's 2,
+        ``runtime.streamPerThread``, for the per-thread default stream)."""
         s = self._stream
+        if self._ptds:
+            return 2
         if s is None or self._null:
             return 0
         for attr in ("npu_stream", "cuda_stream", "stream_id"):
@@ -118,21 +124,27 @@ class Stream:
         if not isinstance(other, Stream):
             return False
         if self._null or other._null:
-            return self._null == other._null and self.device_id == other.device_id
+            return self._null == other._null and self._ptds == other._ptds and self.device_id == other.device_id
         return self._stream == other._stream if self._stream is not None else self is other
 
     def __hash__(self) -> int:
-        return hash((self._null, self.device_id, self.ptr))
+        return hash((self._null, self._ptds, self.device_id, self.ptr))
 
     def __repr__(self) -> str:
         return f"<Stream {self.ptr} (device {self.device_id})>"
 
 
 class _NullStream(Stream):
-    """The default stream, resolved on the device current when it is used."""
+    """The default stream, resolved on the device current when it is used.
 
-    def __init__(self) -> None:
+    ``ptds``: CuPy's per-thread default stream. torch backends have no per-thread default stream, so it is the
+    backend's default stream too: work on it is ordered with the null stream's (more ordering than CUDA's
+    per-thread stream gives, never less), and it differs from ``Stream.null`` in identity and ``ptr`` only.
+    """
+
+    def __init__(self, ptds: bool = False) -> None:
         self._null = True
+        self._ptds = ptds
 
     @property
     def device_id(self) -> int:  # type: ignore[override]
@@ -149,6 +161,7 @@ class _NullStream(Stream):
 
 
 Stream.null = _NullStream()
+Stream.ptds = _NullStream(ptds=True)
 
 
 def get_current_stream(device_id: Optional[int] = None) -> Stream:
