@@ -30,6 +30,8 @@ from typing import Any, Optional
 
 import numpy
 
+from ascend_compat import settings
+
 __all__ = ["ENV", "POLICIES", "Float64DowncastWarning", "Float64Error", "check_dtype", "policy", "show_config",
            "ufunc_signature"]
 
@@ -90,10 +92,8 @@ def policy(device: Any = None) -> str:
     """The float64 policy in force for ``device`` (``native``, ``error`` or ``downcast-warn``)."""
     if _device_type(device) in _FULL_FLOAT64:
         return "native"
-    chosen = os.environ.get(ENV, "").strip()
+    chosen = settings.CUPY_FLOAT64.get()  # a SettingError (ValueError) names the variable on a bad value
     if chosen:
-        if chosen not in POLICIES:
-            raise ValueError(f"{ENV}={chosen!r} is not one of {', '.join(POLICIES)}")
         return chosen
     return default_policy(device)[0]
 
@@ -167,7 +167,7 @@ def _config_rows() -> list[tuple[str, str]]:
     if sim is not None and sim.is_installed():
         cfg = sim.config()
         rows.append(("Simulated NPU", f"chip {cfg.chip}, {cfg.device_count} device(s), float64={cfg.float64}"))
-    env = os.environ.get(ENV, "").strip()
+    env = settings.CUPY_FLOAT64.get() or ""
     pol = policy(dev)
     why = f"{ENV}={env}" if env and dev.type not in _FULL_FLOAT64 else f"default: {default_policy(dev)[1]}"
     rows.append(("float64 policy", f"{pol} ({why})"))
