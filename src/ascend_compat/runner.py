@@ -21,13 +21,13 @@ def _shim_spawned_children(backend: Optional[str], dtype_policy: Optional[str]) 
     """
     import multiprocessing.spawn as spawn
 
+    from ascend_compat import cuda_shim
+
     env = {"ASCEND_COMPAT_AUTO_ACTIVATE": "1"}
     if backend:
         env["ASCEND_COMPAT_BACKEND"] = backend
     if dtype_policy:
         env["ASCEND_COMPAT_DTYPE_POLICY"] = dtype_policy
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
     original = spawn.get_command_line
 
     def get_command_line(**kwds: Any) -> list[str]:
@@ -37,17 +37,13 @@ def _shim_spawned_children(backend: Optional[str], dtype_policy: Optional[str]) 
             cmd[i] = "import ascend_compat; " + cmd[i]
         return cmd
 
-    spawn.get_command_line = get_command_line
-
-    def undo() -> None:
-        spawn.get_command_line = original
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-    return undo
+    # A scope of the package ledger: exact restore of the environment and the spawn hook, also on Ctrl-C.
+    scope = cuda_shim.package_ledger().child()
+    with scope.transaction():
+        for key, value in env.items():
+            scope.setitem(os.environ, key, value, label=f"run: {key} for spawned children")
+        scope.setattr(spawn, "get_command_line", get_command_line, label="run: spawned children import ascend_compat")
+    return scope.restore
 
 
 def _prepare(backend: Optional[str], report: bool, dtype_policy: Optional[str] = None) -> Optional[str]:

@@ -15,6 +15,8 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
+from tests.conftest import run_python
+
 # The simulator's fallback warnings and the policy's own are expected here.
 pytestmark = [pytest.mark.filterwarnings("ignore:CAUTION. The operator"),
               pytest.mark.filterwarnings("ignore::ascend_compat.cuda_shim.dtype_policy.DtypePolicyWarning")]
@@ -213,3 +215,32 @@ def test_a_fault_at_every_step_of_the_monitor_and_the_policy_leaves_nothing(clea
         cuda_shim._LEDGER = package
     start()  # and after all those faults, it starts and ends cleanly again
     assert _changed(clean, _snapshot(torch)) == [] and not is_installed()
+
+
+def test_run_target_restores_the_environment_and_the_spawn_hook_through_the_ledger(tmp_path):
+    """`run_target` sets the children's environment and spawn hook in a scope of the package ledger; afterwards
+    os.environ and multiprocessing.spawn.get_command_line are exactly as before, also when the script raises."""
+    script = tmp_path / "s.py"
+    script.write_text("import os, multiprocessing.spawn as sp\n"
+                      "from ascend_compat import cuda_shim\n"
+                      "labels = [r.label for r in cuda_shim.package_ledger().claimed()]\n"
+                      "print('IN', os.environ.get('ASCEND_COMPAT_AUTO_ACTIVATE'), sp.get_command_line.__name__,\n"
+                      "      'run: ASCEND_COMPAT_AUTO_ACTIVATE for spawned children' in labels)\n"
+                      "raise SystemExit(3)\n", "utf-8")
+    code = f"""
+import os, sys, multiprocessing.spawn as spawn
+import torch
+from ascend_compat import runner, cuda_shim
+before_env, before_fn = dict(os.environ), spawn.get_command_line
+try:
+    rc = runner.run_target({str(script)!r}, None, [])
+except SystemExit as exc:
+    rc = exc.code
+cuda_shim.deactivate()
+print("RC", rc, dict(os.environ) == before_env, spawn.get_command_line is before_fn,
+      len(cuda_shim.package_ledger().claimed()))
+"""
+    res = run_python(code)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "IN 1 get_command_line True" in res.stdout, res.stdout
+    assert "RC 3 True True 0" in res.stdout, res.stdout
