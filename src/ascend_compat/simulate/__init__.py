@@ -18,7 +18,7 @@ import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from ascend_compat.simulate.errors import SimulationError
 
@@ -112,6 +112,33 @@ def _op_name(op: str) -> str:
     return op if "::" in op else f"aten::{op}"
 
 
+def _register_npu(torch: Any, ext: Any, device_count: int) -> None:
+    """Name PrivateUse1 ``npu`` and register the ``torch.npu`` module, HCCL and the host-kernel routes."""
+    current = torch._C._get_privateuse1_backend_name()
+    if current not in ("privateuseone", "npu"):
+        raise SimulationError(f"PrivateUse1 is already registered as {current!r} in this process")
+    if current != "npu":
+        torch.utils.rename_privateuse1_backend("npu")
+    if not hasattr(torch.Tensor, "is_npu"):
+        torch.utils.generate_methods_for_privateuse1_backend(
+            for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
+        )
+    from ascend_compat.simulate import hccl, npu_amp, npu_module
+
+    npu_module.default_generators = tuple(ext.default_generator(i) for i in range(device_count))
+    torch._register_device_module("npu", npu_module)
+    sys.modules["torch.npu"] = npu_module
+    sys.modules["torch.npu.amp"] = npu_amp
+    sys.modules["torch.npu.random"] = npu_module.random
+    hccl.register()
+    ext.set_fallback_hook(_dispatch_fallback)
+    # Convolution on PrivateUse1 dispatches to aten::convolution_overrideable, which has no kernel: run the
+    # CPU path of convolution and its backward on the host views instead.
+    ext.route_to_cpu(
+        [*_ops_with_cpu_and_composite_kernels(torch), "aten::convolution", "aten::convolution_backward"]
+    )
+
+
 def install(
     device_count: int = 1,
     chip: str = "910B",
@@ -167,29 +194,7 @@ def install(
         _state._EXT, _state._CHIP = ext, dict(profile, chip=chip)
         _apply_limits(new)
 
-        current = torch._C._get_privateuse1_backend_name()
-        if current not in ("privateuseone", "npu"):
-            raise SimulationError(f"PrivateUse1 is already registered as {current!r} in this process")
-        if current != "npu":
-            torch.utils.rename_privateuse1_backend("npu")
-        if not hasattr(torch.Tensor, "is_npu"):
-            torch.utils.generate_methods_for_privateuse1_backend(
-                for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True
-            )
-        from ascend_compat.simulate import hccl, npu_amp, npu_module
-
-        npu_module.default_generators = tuple(ext.default_generator(i) for i in range(new.device_count))
-        torch._register_device_module("npu", npu_module)
-        sys.modules["torch.npu"] = npu_module
-        sys.modules["torch.npu.amp"] = npu_amp
-        sys.modules["torch.npu.random"] = npu_module.random
-        hccl.register()
-        ext.set_fallback_hook(_dispatch_fallback)
-        # Convolution on PrivateUse1 dispatches to aten::convolution_overrideable, which has no kernel: run the
-        # CPU path of convolution and its backward on the host views instead.
-        ext.route_to_cpu(
-            [*_ops_with_cpu_and_composite_kernels(torch), "aten::convolution", "aten::convolution_backward"]
-        )
+        _register_npu(torch, ext, new.device_count)
         TORCH_NPU_VERSION = "{}.{}.0+simulated".format(*torch.__version__.split("+")[0].split(".")[:2])
         _finder.install_finder(TORCH_NPU_VERSION)
         _autograd.install(torch, ext)
