@@ -138,7 +138,7 @@ def test_float64_policy_error_and_downcast(cp, monkeypatch):
         warnings.simplefilter("error")
         assert cp.random.rand(3).dtype == numpy.float64
     monkeypatch.setenv(_float64.ENV, "bogus")
-    with pytest.raises(ValueError, match="ASCEND_COMPAT_CUPY_FLOAT64='bogus'.*downcast-warn"):
+    with pytest.raises(ValueError, match=r"ASCEND_COMPAT_CUPY_FLOAT64='bogus'.*downcast-warn"):
         cp.random.rand(3)
 
 
