@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ascend_compat._legacy_ctor import set_default_dtype_of
 from ascend_compat.cuda_shim.cuda_functions import _DEFAULT_DEVICE_FROM_TYPE
 from ascend_compat.cuda_shim.devices import TARGET, count, target_device
 
@@ -17,8 +18,6 @@ def set_default_type(original: Callable[..., Any], t: Any) -> None:
     """``torch.set_default_tensor_type(t)`` under the shim: for a legacy CUDA type (or its name) the default dtype,
     and the target as default device when it is an accelerator, as CUDA does; non-floating types are refused in
     torch's words; any other type goes to torch (a CPU type undoes the device a CUDA type set)."""
-    import warnings
-
     import torch
     from torch._utils import _import_dotted_name
 
@@ -29,16 +28,8 @@ def set_default_type(original: Callable[..., Any], t: Any) -> None:
             torch.set_default_device(None)
         original(t)
         return
-    if not resolved.dtype.is_floating_point:
-        raise TypeError("invalid type object: only floating-point types are supported as the default type")
-    warnings.warn(
-        "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use torch.set_default_dtype() "
-        "and torch.set_default_device() as alternatives.",
-        UserWarning,
-        stacklevel=3,
-    )
+    set_default_dtype_of(resolved, stacklevel=3)
     count("set_default_tensor_type(torch.cuda)")
-    torch.set_default_dtype(resolved.dtype)
     if TARGET.accelerator:
         torch.set_default_device(target_device())
         if not _DEFAULT_DEVICE_FROM_TYPE:

@@ -8,7 +8,7 @@ from typing import Any, Union
 
 import torch
 
-from ascend_compat._legacy_ctor import construct
+from ascend_compat._legacy_ctor import construct, set_default_dtype_of
 
 DeviceLike = Union[torch.device, str, int, None]
 
@@ -151,15 +151,7 @@ def install(torch_module: Any) -> None:
                 _hook_constructor(False)
                 torch.set_default_device(None)
             return original(t)  # type: ignore[no-any-return]
-        if not resolved.dtype.is_floating_point:
-            raise TypeError("invalid type object: only floating-point types are supported as the default type")
-        warnings.warn(
-            "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use torch.set_default_dtype() "
-            "and torch.set_default_device() as alternatives.",
-            UserWarning,
-            stacklevel=2,
-        )
-        torch.set_default_dtype(resolved.dtype)
+        set_default_dtype_of(resolved, stacklevel=2)
         device = torch.device("npu")  # no ordinal: the current device at each call, as torch_npu's type does
         torch.set_default_device(device)
         _DEFAULT_DEVICE[:] = [device]
