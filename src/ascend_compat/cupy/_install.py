@@ -19,6 +19,7 @@ from ascend_compat._cupy_alias import (  # re-exported: the finders live in a li
     CupyAliasFinder,
     ShimCupyFinder,
     alias_target,
+    is_alias,
     shim_finder,
 )
 
@@ -42,10 +43,6 @@ def _is_aliased_name(name: str) -> bool:
 
 def _finder() -> Optional[CupyAliasFinder]:
     return next((f for f in sys.meta_path if type(f) is CupyAliasFinder), None)
-
-
-def _ours(module: Optional[ModuleType]) -> bool:
-    return module is not None and getattr(module, "__name__", "") == _TARGET
 
 
 def _unload_cupy() -> None:
@@ -79,7 +76,7 @@ def real_cupy_usable() -> bool:
     A real CuPy imported to find out, and found unusable, is unloaded again.
     """
     loaded = sys.modules.get("cupy")
-    module = loaded if loaded is not None and not _ours(loaded) else _import_real()
+    module = loaded if loaded is not None and not is_alias(loaded) else _import_real()
     if module is None:
         return False
     try:
@@ -97,7 +94,7 @@ def install_as_cupy() -> bool:
     Idempotent. Modules that already imported a real (unusable) CuPy keep it; later imports get the alias.
     """
     with _LOCK:
-        if _finder() is not None and _ours(sys.modules.get("cupy")):
+        if _finder() is not None and is_alias(sys.modules.get("cupy")):
             return True
         if real_cupy_usable():
             return False
