@@ -21,6 +21,14 @@ ALIAS = """
 """
 
 
+#: A fresh interpreter's last step: ``import cupy`` must fail again once the alias is gone.
+GONE = """
+    try:
+        import cupy
+    except ModuleNotFoundError:
+        print("gone")
+"""
+
 def _fake_cupy(root: Path, usable: str) -> str:
     """A package named cupy on a temporary path: ``usable`` is the body of ``cuda.is_available``."""
     pkg = root / "cupy"
@@ -36,11 +44,7 @@ def test_import_cupy_resolves_to_the_module():
     print(cupy.__name__, cupy.random.rand(2).shape, cupy.cuda.runtime.getDeviceCount())
     uninstall_as_cupy()
     print(is_installed_as_cupy(), "cupy" in sys.modules)
-    try:
-        import cupy
-    except ModuleNotFoundError:
-        print("gone")
-    """
+    """ + GONE
     res = run_python(code)
     assert res.returncode == 0, res.stderr
     assert res.stdout.split("\n")[:5] == ["True True", "1", "True True True AxisError",
@@ -122,11 +126,7 @@ def test_shim_finder_is_light_and_aliases_cupy_and_cupyx():
     from ascend_compat._cupy_alias import forget_aliases
     sys.meta_path.remove(finder)  # what the shim's deactivation does
     print(sorted(forget_aliases())[:3], [n for n in sys.modules if n.split(".")[0] in ("cupy", "cupyx")])
-    try:
-        import cupy
-    except ModuleNotFoundError:
-        print("gone")
-    """
+    """ + GONE
     res = run_python(code)
     assert res.returncode == 0, res.stderr
     assert res.stdout.split("\n")[:5] == ["light True True", "True True True True", "3 ascend_compat.cupy._cupyx",
@@ -208,11 +208,7 @@ def test_import_cupy_under_the_shim_runs_on_the_simulated_npu_and_goes_away_on_d
     print(cupy.__name__)
     ascend_compat.deactivate()
     print([n for n in sys.modules if n.split(".")[0] in ("cupy", "cupyx")])
-    try:
-        import cupy
-    except ModuleNotFoundError:
-        print("gone")
-    """
+    """ + GONE
     res = run_python(code)
     assert res.returncode == 0, res.stderr[-3000:]
     assert res.stdout.split("\n")[:3] == ["ascend_compat.cupy", "[]", "gone"], res.stdout

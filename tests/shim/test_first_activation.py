@@ -68,12 +68,18 @@ print(json.dumps({{"target": target, "modules": sorted(m for m in set(sys.module
 """
 
 
+
+def _child_json(template: str, where: str) -> dict:
+    """Run ``template`` (with ``{pre}`` installing the simulated NPU for ``where == "npu"``) in a fresh interpreter;
+    the JSON object its last line prints."""
+    pre = "from ascend_compat import simulate; simulate.install()" if where == "npu" else ""
+    proc = run_python(template.format(pre=pre))
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
 @pytest.mark.parametrize("where", ["cpu", "npu"])
 def test_first_activation_imports_only_the_listed_modules(where):
-    pre = "from ascend_compat import simulate; simulate.install()" if where == "npu" else ""
-    proc = run_python(CHILD.format(pre=pre))
-    assert proc.returncode == 0, proc.stderr
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    got = _child_json(CHILD, where)
     assert got["target"] == where
     allowed = FIRST_ACTIVATION | (CPU_ONLY if where == "cpu" else NPU_ONLY)
     extra = sorted(set(got["modules"]) - allowed)
@@ -167,10 +173,7 @@ print(json.dumps(out))
 
 @pytest.mark.parametrize("where", ["cpu", "npu"])
 def test_lazy_names_are_built_on_first_use_and_restored_exactly(where):
-    pre = "from ascend_compat import simulate; simulate.install()" if where == "npu" else ""
-    proc = run_python(LAZY.format(pre=pre))
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = _child_json(LAZY, where)
     from ascend_compat.cuda_shim.cuda_functions import EAGER_TORCH
 
     if ".".join(torch.__version__.split(".")[:2]) in EAGER_TORCH:
