@@ -235,12 +235,14 @@ def test_plain_records_behave_like_the_dataclasses_they_replace():
 
 
 def test_cuda_api_json_is_parsed_once():
-    from ascend_compat.cuda_shim import patches
+    import torch
+
+    from ascend_compat.cuda_shim import cuda_functions, patches
 
     patches.cuda_api_table()
     hits = patches._cuda_api_data.cache_info().hits
     patches.cuda_api_table()
-    patches.submodule_functions({})
+    cuda_functions._namespaces(torch, [])  # the torch.cuda submodules activation patches
     assert patches._cuda_api_data.cache_info().hits == hits + 2
 
 

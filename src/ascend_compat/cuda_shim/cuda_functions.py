@@ -21,8 +21,8 @@ from ascend_compat.cuda_shim._cuda_table import Builder, conform, nvtx_noops
 from ascend_compat.cuda_shim.devices import TARGET, target_device, wrapping
 
 __all__ = ["EAGER", "EAGER_TORCH", "UnsupportedCudaAPIError", "apply", "capability", "conform", "cuda_api_table",
-           "cuda_available", "cuda_functions", "legacy_tensor_new", "nvtx_noops", "set_default_tensor_type",
-           "submodule_functions"]  # fmt: skip
+           "cuda_available", "cuda_functions", "legacy_tensor_new", "nvtx_noops",
+           "set_default_tensor_type"]  # fmt: skip
 
 #: Per namespace of torch.cuda ("" is torch.cuda itself), the replaced names that torch's own functions there call
 #: as module globals: replaced at activation, since a global lookup never reaches a module ``__getattr__``. Read
@@ -101,19 +101,6 @@ def cuda_functions(backend_module: Any) -> dict[str, Any]:
     """The replacement for each classified torch.cuda name, given the target's device module (all built now)."""
     builder = _builder(backend_module)
     return {name: builder.get(name) for name in builder.names()}
-
-
-def submodule_functions(replacements: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Replacements inside torch.cuda's submodules (``torch.cuda.random.manual_seed`` and the like)."""
-    import torch
-
-    out: dict[str, dict[str, Any]] = {"nvtx": nvtx_noops()}
-    for sub, spec in _cuda_api_data()["submodules"].items():
-        if spec == "top-level":
-            module = getattr(torch.cuda, sub)
-            out[sub] = {n: replacements[n] for n in getattr(module, "__all__", []) if n in replacements
-                        and hasattr(module, n)}  # fmt: skip
-    return out
 
 
 def _namespaces(torch: Any, names: list[str]) -> list[tuple[str, Any, dict[str, str]]]:

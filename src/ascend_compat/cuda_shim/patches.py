@@ -17,7 +17,6 @@ from ascend_compat.cuda_shim.cuda_functions import (
     cuda_available,
     cuda_functions,
     set_default_tensor_type,
-    submodule_functions,
 )
 from ascend_compat.cuda_shim.devices import TARGET, count, map_device, target_device, wrapping, wraps
 from ascend_compat.cuda_shim.devices import map_location as _map_location
@@ -410,5 +409,4 @@ __all__ = [
     "cuda_available",
     "cuda_functions",
     "set_default_tensor_type",
-    "submodule_functions",
 ]
