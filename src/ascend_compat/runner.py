@@ -6,7 +6,11 @@ import os
 import runpy
 import sys
 import traceback
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, TextIO, cast
+
+if TYPE_CHECKING:
+    from ascend_compat.backends.registry import BackendInfo
+    from ascend_compat.doctor.fallback import FallbackSummary
 
 
 def _shim_spawned_children(backend: Optional[str], dtype_policy: Optional[str]) -> Callable[[], None]:
@@ -64,13 +68,14 @@ def _prepare(backend: Optional[str], report: bool, dtype_policy: Optional[str] =
     return target
 
 
-def print_report(stream: Any = None, fallback: Any = None) -> None:
+def print_report(stream: Optional[TextIO] = None, fallback: Optional[FallbackSummary] = None) -> None:
     """The redirections that ran, most frequent first; dtype substitutions; the CPU-fallback summary if given."""
     from ascend_compat import cuda_shim
 
     stream = stream or sys.stderr
     counts = sorted(cuda_shim.redirect_counts().items(), key=lambda kv: (-kv[1], kv[0]))
-    backend = cuda_shim.active_backend()
+    # active_backend() is typed as a plain ``type``; what it holds is a BackendInfo subclass.
+    backend = cast("Optional[type[BackendInfo]]", cuda_shim.active_backend())
     target = backend.device_type if backend is not None else "none"
     print(f"\nascend-compat report: CUDA calls redirected to '{target}'", file=stream)
     if not counts:

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Callable, Optional, TextIO
+from typing import TYPE_CHECKING, Callable, Optional, TextIO
+
+if TYPE_CHECKING:
+    import argparse
+
+    #: What each command's ``add_parser(sub)`` receives: the ``add_subparsers()`` of the main parser.
+    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 def use_color(stream: TextIO) -> bool:

@@ -8,12 +8,15 @@ import contextlib
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ascend_compat import settings
 
+if TYPE_CHECKING:
+    from ascend_compat.cli._common import Subparsers
 
-def add_parser(sub: Any) -> None:
+
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "audit",
         help="run a script once and list every aten op it used with its NPU status (native, falls back, ...)",
@@ -69,8 +72,7 @@ def main(args: argparse.Namespace) -> int:
         code = runner._run(args.target, args.module, list(args.args))
     report = report_from_recorder(rec, line=line, chip=args.chip)
     if args.json:
-        data = report.to_dict()
-        data["script_exit_code"] = code
+        data = {**report.to_dict(), "script_exit_code": code}
         print(json.dumps(data, indent=2), file=out)
     else:
         note = apidb.line_note(args.torch_npu) if args.torch_npu else None

@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
 from ascend_compat import settings
+
+if TYPE_CHECKING:
+    from ascend_compat.cli._common import Subparsers
 
 #: Exit codes: some cases failed (the report still printed), the benchmark could not run at all.
 EXIT_CASES_FAILED = 1
@@ -24,7 +27,7 @@ def _sizes(text: str) -> tuple[int, ...]:
     return sizes
 
 
-def _threads(text: str) -> Any:
+def _threads(text: str) -> Union[str, int]:
     if text in ("auto", "torch"):
         return text
     try:
@@ -50,7 +53,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser("bench", help="measure the shim's cost per call, op latency and model throughput")
     bsub = p.add_subparsers(dest="bench_command", metavar="BENCHMARK")
     p.set_defaults(func=main, bench_command=None, _bench_parser=p)

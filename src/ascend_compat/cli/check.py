@@ -5,7 +5,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ascend_compat.cli._common import Subparsers
+    from ascend_compat.migrate.model import ScanResult
 
 FORMATS = ("text", "json", "sarif", "markdown")
 #: Exit codes: findings at or above --fail-on, and files that could not be scanned (the scan is incomplete).
@@ -21,7 +25,7 @@ def add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-git", action="store_true", help="walk directories instead of asking git for the file list")
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser("check", help="scan code for CUDA-only constructs and NPU support (the migration effort)")
     add_common(p)
     p.add_argument("--format", "-f", choices=FORMATS, default="text")
@@ -51,7 +55,7 @@ def exit_code(result: Any, fail_on: str) -> int:
     return 0
 
 
-def run_check(args: argparse.Namespace) -> Any:
+def run_check(args: argparse.Namespace) -> ScanResult:
     from ascend_compat.cli._common import progress_bar
     from ascend_compat.migrate import apidb
     from ascend_compat.migrate.model import FileScanned

@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ascend_compat.cli._common import use_color
 
+if TYPE_CHECKING:
+    from ascend_compat.cli._common import Subparsers
 
-def add_parser(sub: Any) -> None:
+
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser("compile", help="which torch.compile backend fits the detected device, and dynamic-shape advice")
     p.add_argument("--backend", help="check this backend name instead of choosing one")
     p.add_argument("--json", action="store_true", help="machine-readable output")

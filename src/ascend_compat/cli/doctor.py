@@ -6,17 +6,21 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ascend_compat._style import paint
 from ascend_compat.doctor.result import STATUSES, Check
+
+if TYPE_CHECKING:
+    from ascend_compat.cli._common import Subparsers
+    from ascend_compat.doctor.environment import Environment
 
 SCHEMA_VERSION = 1
 #: Exit codes: an error (or, with --strict, a warning) was found.
 EXIT_PROBLEMS = 1
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser("doctor", help="check torch, torch_npu, CANN, driver and environment; say what to fix")
     p.add_argument("--full", action="store_true",
                    help="also load the shared libraries (in a child process) and run `npu-smi info` (slower)")
@@ -33,7 +37,7 @@ def exit_code(checks: list[Check], strict: bool) -> int:
     return EXIT_PROBLEMS if any(c.status in bad for c in checks) else 0
 
 
-def render(checks: list[Check], env: dict[str, Any], color: bool) -> str:
+def render(checks: list[Check], env: Environment, color: bool) -> str:
     """The text report: one line per check, the why and fix under each problem, then the environment block."""
     from ascend_compat.doctor.environment import env_block
 

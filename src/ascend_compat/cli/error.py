@@ -6,9 +6,13 @@ import argparse
 import json
 import sys
 import textwrap
-from typing import Any
+from typing import TYPE_CHECKING, Optional
 
 from ascend_compat._style import paint
+
+if TYPE_CHECKING:
+    from ascend_compat.cli._common import Subparsers
+    from ascend_compat.doctor.error_codes import CodeDescription, ExplanationDict
 
 EXIT_UNKNOWN = 1  # a code that is not in the table (its family is still printed)
 EXIT_USAGE = 2  # an argument that is not an error code at all
@@ -17,7 +21,7 @@ _FIELDS = (("meaning", "meaning"), ("cause", "cause"), ("fix", "fix"), ("torch_n
            ("template", "message"), ("meaning_zh", "meaning (zh)"), ("source", "source"))
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser("error", help="explain CANN/ACL/aclnn/HCCL/torch_npu error codes (507035, EZ9999, ERR00100)")
     p.add_argument("codes", nargs="+", metavar="CODE",
                    help="numeric code, E-code, ERR code, or constant name (ACL_ERROR_RT_DEVICE_OOM)")
@@ -25,7 +29,7 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=main)
 
 
-def format_explanation(exp: dict[str, Any], color: bool, indent: str = "  ") -> list[str]:
+def format_explanation(exp: ExplanationDict, color: bool, indent: str = "  ") -> list[str]:
     """The indented field lines of one known code."""
     lines = []
     for key, label in _FIELDS:
@@ -38,7 +42,7 @@ def format_explanation(exp: dict[str, Any], color: bool, indent: str = "  ") -> 
     return lines
 
 
-def format_header(code: str, exp: dict[str, Any] | None, family: str | None, component: str | None,
+def format_header(code: str, exp: Optional[ExplanationDict], family: Optional[str], component: Optional[str],
                   color: bool) -> str:
     if exp is None:
         return f"{paint(code, 'unknown_code', color)}  unknown code [{family or 'no known family'}" + \
@@ -51,7 +55,7 @@ def _shown(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
-def render(items: list[dict[str, Any]], color: bool) -> str:
+def render(items: list[CodeDescription], color: bool) -> str:
     """The explanation of each code (inputs that are not codes are left to :func:`render_invalid`)."""
     from ascend_compat.doctor import errors
 
@@ -75,7 +79,7 @@ def render(items: list[dict[str, Any]], color: bool) -> str:
     return "\n".join(out).rstrip() + "\n" if out else ""
 
 
-def render_invalid(items: list[dict[str, Any]], color: bool) -> str:
+def render_invalid(items: list[CodeDescription], color: bool) -> str:
     """One usage-error line per input that is not an error code (for standard error)."""
     return "".join(
         f"ascend-compat error: {paint(_shown(item['input']), 'error', color)}: not an error code (expected e.g. "

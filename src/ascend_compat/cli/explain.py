@@ -5,13 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from ascend_compat.cli._common import Subparsers
+    from ascend_compat.doctor.errors import Finding, Omitted
 
 EXIT_UNEXPLAINED = 1  # no code found, or a code that is not in the table
 EXIT_USAGE = 2  # the log cannot be read
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser("explain", help="find every CANN/torch_npu error code in a log and explain it, root cause first")
     p.add_argument("logfile", nargs="?", default="-", metavar="LOGFILE",
                    help="log or traceback to read; '-' or nothing reads standard input")
@@ -28,7 +32,7 @@ def _read(path: str) -> tuple[str, str]:
         return fh.read().decode("utf-8", errors="replace"), path
 
 
-def render(findings: list[Any], source: str, color: bool, omitted: Any = None) -> str:
+def render(findings: list[Finding], source: str, color: bool, omitted: Optional[Omitted] = None) -> str:
     from ascend_compat._style import paint
     from ascend_compat.cli.error import format_explanation, format_header
     from ascend_compat.doctor import errors

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ascend_compat.cli._common import Subparsers
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser("info", help="detected backends, the chosen one and why, versions")
     p.add_argument("--backend", help="pretend this backend was requested (as ASCEND_COMPAT_BACKEND)")
     p.add_argument("--patches", action="store_true",

@@ -6,12 +6,16 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Union
+
+if TYPE_CHECKING:
+    from ascend_compat.cli._common import Subparsers
+    from ascend_compat.migrate.model import Change
 
 EXIT_FAILED = 3
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser("port", help="rewrite CUDA code for the NPU (shows a diff; --write to apply)")
     p.add_argument("paths", nargs="+", metavar="PATH", help="files and directories (git-aware)")
     p.add_argument("--mode", choices=("native", "shim"), default="native",
@@ -36,7 +40,7 @@ def _target(path: str, roots: list[str], out_dir: str) -> str:
     return os.path.join(out_dir, os.path.basename(path))
 
 
-def _change(c: Any) -> dict[str, Any]:
+def _change(c: Change) -> dict[str, Union[str, int]]:
     """One change as JSON: ``rule`` as the README documents it (``code`` and ``path`` kept for older readers)."""
     return {"file": c.path, "line": c.line, "before": c.before, "after": c.after, "rule": c.code,
             "path": c.path, "code": c.code}

@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ascend_compat.cli._common import Subparsers
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser("quant", help="is a model's quantization (GPTQ, AWQ, bitsandbytes, FP8, compressed-tensors, "
                        "GGUF, msModelSlim...) usable on Ascend, through what, and what to do instead")
     p.add_argument("model", metavar="MODEL_DIR|config.json|HUB_ID",

@@ -7,13 +7,16 @@ import datetime
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ascend_compat.cli._common import Subparsers
 
 #: Exit code when the scan is incomplete (files failed, or C/C++ could not be parsed).
 EXIT_INCOMPLETE = 3
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     from ascend_compat.cli.check import add_common
 
     p = sub.add_parser("report", help="write the GPU→NPU review report (CodeReview_Results_YYYY-MM-DD.md) and the "

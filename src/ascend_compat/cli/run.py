@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ascend_compat.cli._common import Subparsers
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -25,7 +28,7 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     sp = sub.add_parser("run", help="run a script or module (like python), optionally on the simulated NPU")
     sp.set_defaults(func=lambda ns: 0)
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ascend_compat.cli._common import use_color
 
+if TYPE_CHECKING:
+    from ascend_compat.cli._common import Subparsers
 
-def add_parser(sub: Any) -> None:
+
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser("scaffold", help="generate a custom Ascend C operator project (kernel, tiling, torch binding)")
     p.add_argument("name", help="operator name, e.g. add_custom (snake_case; the OpType becomes AddCustom)")
     p.add_argument("--pattern", choices=["elementwise", "reduction", "matmul"], default="elementwise")

@@ -11,12 +11,15 @@ import importlib.util
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ascend_compat.cli._common import use_color
 
+if TYPE_CHECKING:
+    from ascend_compat.cli._common import Subparsers
 
-def add_parser(sub: Any) -> None:
+
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser("superopt", help="superoptimize a kernel graph into verified Triton kernels (Ascend or CUDA)")
     p.add_argument("spec", metavar="FILE.py:FUNC", help="a function returning an ascend_compat.superopt graph")
     p.add_argument("--backend", default="ascend", choices=("ascend", "triton", "torch"))

@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ascend_compat.cli._common import Subparsers
 
 #: Exit codes: 1 = an op failed / the model diverged; 2 = bad usage (unknown op, factory not found, ...).
 EXIT_FAILED = 1
@@ -22,7 +25,7 @@ def shorthand(argv: list[str]) -> list[str]:
     return argv
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser("verify", help="numerical parity: an op suite against float64 goldens, a model layer by layer",
                        epilog="`verify --device npu [OPTIONS]` (options first, no subcommand) is short for "
                        "`verify ops --device npu [OPTIONS]`.")  # fmt: skip

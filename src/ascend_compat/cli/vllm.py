@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ascend_compat.cli._common import Subparsers
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser("vllm", help="vLLM on Ascend readiness: the vllm / vllm-ascend pair, torch_npu, the platform "
                        "plugin, the attention backend and a model's quantization")
     p.add_argument("--model", metavar="DIR_OR_CONFIG_JSON",

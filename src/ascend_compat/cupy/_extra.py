@@ -3,7 +3,7 @@ differences, type queries that accept device arrays, and cheap polynomials."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy
 import torch
@@ -15,6 +15,9 @@ from ascend_compat.cupy._core import _wrap, asarray, ndarray
 from ascend_compat.cupy._dtypes import cast_tensor, to_numpy_dtype
 from ascend_compat.cupy._manipulation import concatenate, normalize_axis
 
+if TYPE_CHECKING:
+    from ascend_compat.cupy._more import Casting
+
 
 def _dt(x: Any) -> Any:
     return x._dtype if isinstance(x, ndarray) else x
@@ -24,7 +27,7 @@ def result_type(*arrays_and_dtypes: Any) -> numpy.dtype:
     return numpy.result_type(*[_dt(x) for x in arrays_and_dtypes])
 
 
-def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
+def can_cast(from_: Any, to: Any, casting: Casting = "safe") -> bool:
     return numpy.can_cast(_dt(from_), to, casting)
 
 
@@ -331,11 +334,15 @@ def _interp_periodic(x: ndarray, xp: ndarray, fp: ndarray, period: float) -> nda
 
 def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> ndarray:
     ya = asarray(y)
-    d = diff(x, axis=axis) if x is not None and asarray(x).ndim > 1 else (diff(x) if x is not None else dx)
-    if x is not None and asarray(x).ndim == 1:
-        shp = [1] * ya.ndim
-        shp[axis] = -1
-        d = d.reshape(shp)
+    d: ndarray | float = dx
+    if x is not None:
+        xdim = asarray(x).ndim
+        if xdim == 1:  # sample points along ``axis``, broadcast over the other axes
+            shp = [1] * ya.ndim
+            shp[axis] = -1
+            d = diff(x).reshape(shp)
+        else:
+            d = diff(x, axis=axis) if xdim > 1 else diff(x)
     ax = normalize_axis(axis, ya.ndim)
     hi = ya[(slice(None),) * ax + (slice(1, None),)]
     lo = ya[(slice(None),) * ax + (slice(None, -1),)]

@@ -7,12 +7,15 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Union
 
 import numpy
 
 from ascend_compat.cupy import _ufuncs as U  # noqa: N812
 from ascend_compat.cupy._core import _wrap, asarray, ndarray
+
+#: What a kernel call returns: its one output, or a tuple of them (several outputs, or ``return_tuple=True``).
+KernelResult = Union[ndarray, tuple[ndarray, ...]]
 
 
 class UnsupportedKernelError(NotImplementedError):
@@ -54,6 +57,10 @@ def _parse_params(spec: str) -> list[tuple[str, str]]:
     return out
 
 
+def _rsqrt(x: Any) -> ndarray:
+    return U.reciprocal(U.sqrt(x))
+
+
 _FUNCS: dict[str, Callable[..., Any]] = {
     "exp": U.exp, "log": U.log, "sqrt": U.sqrt, "sin": U.sin, "cos": U.cos, "tan": U.tan, "tanh": U.tanh,
     "abs": U.absolute, "fabs": U.fabs, "floor": U.floor, "ceil": U.ceil, "pow": U.power, "powf": U.power,
@@ -61,7 +68,7 @@ _FUNCS: dict[str, Callable[..., Any]] = {
     "exp2": U.exp2, "atan2": U.arctan2, "hypot": U.hypot, "isnan": U.isnan, "isinf": U.isinf,
     "isfinite": U.isfinite, "copysign": U.copysign, "round": U.rint, "rint": U.rint, "trunc": U.trunc,
     "sinh": U.sinh, "cosh": U.cosh, "asin": U.arcsin, "acos": U.arccos, "atan": U.arctan, "log1p": U.log1p,
-    "expm1": U.expm1, "expf": U.exp, "logf": U.log, "sqrtf": U.sqrt, "rsqrt": lambda x: U.reciprocal(U.sqrt(x)),
+    "expm1": U.expm1, "expf": U.exp, "logf": U.log, "sqrtf": U.sqrt, "rsqrt": _rsqrt,
     "where": lambda c, a, b: _where(c, a, b),
 }
 _BINOPS = {ast.Add: U.add, ast.Sub: U.subtract, ast.Mult: U.multiply, ast.Div: U.true_divide, ast.Mod: U.fmod,
@@ -71,7 +78,7 @@ _CMPS = {ast.Lt: U.less, ast.LtE: U.less_equal, ast.Gt: U.greater, ast.GtE: U.gr
          ast.NotEq: U.not_equal}
 
 
-def _where(c: Any, a: Any, b: Any) -> Any:
+def _where(c: Any, a: Any, b: Any) -> ndarray:
     from ascend_compat.cupy._indexing import where
 
     return where(c, a, b)
@@ -211,7 +218,7 @@ class ElementwiseKernel:
         # One translation per argument type signature, shared by every thread (CuPy's compiled-kernel memo).
         self._elementwise_kernel_memo: dict[tuple[Any, ...], dict[str, numpy.dtype]] = {}
 
-    def __call__(self, *args: Any, size: Any = None, block_size: Any = None, **kwargs: Any) -> Any:
+    def __call__(self, *args: Any, size: Any = None, block_size: Any = None, **kwargs: Any) -> KernelResult:
         if len(args) not in (self.nin, self.nargs):
             raise TypeError(f"Wrong number of arguments for {self.name!r}")
         types: dict[str, numpy.dtype] = {}
@@ -240,12 +247,12 @@ class ElementwiseKernel:
             value = asarray(value).astype(dt) if dt is not None else value
         env[target] = value
 
-    def _collect(self, env: dict[str, Any], outs: list[Any], types: dict[str, numpy.dtype]) -> Any:
+    def _collect(self, env: dict[str, Any], outs: list[Any], types: dict[str, numpy.dtype]) -> KernelResult:
         from ascend_compat.cupy._manipulation import broadcast_arrays
 
         ins = [v for v in (env[n] for _, n in self.in_params) if isinstance(v, ndarray)]
         shape = broadcast_arrays(*ins)[0].shape if ins else ()
-        results = []
+        results: list[ndarray] = []
         for i, (tp, name) in enumerate(self.out_params):
             val = env.get(name)
             if val is None:

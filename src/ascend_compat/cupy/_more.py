@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Literal
 
 import numpy
 import torch
@@ -11,8 +11,11 @@ from ascend_compat.cupy._core import _wrap, asarray, ndarray
 from ascend_compat.cupy._dtypes import cast_tensor
 from ascend_compat.cupy._manipulation import broadcast_shapes, normalize_axis
 
+#: NumPy's casting rules.
+Casting = Literal["no", "equiv", "safe", "same_kind", "unsafe"]
 
-def copyto(dst: ndarray, src: Any, casting: str = "same_kind", where: Any = True) -> None:
+
+def copyto(dst: ndarray, src: Any, casting: Casting = "same_kind", where: Any = True) -> None:
     """Copy ``src`` into ``dst`` (broadcasting), under NumPy's casting rule, where ``where`` is True."""
     if not isinstance(dst, ndarray):
         raise TypeError(f"copyto() argument 1 must be ascend_compat.cupy.ndarray, not {type(dst).__name__}")
@@ -123,7 +126,7 @@ def byteswap(self: ndarray, inplace: bool = False) -> ndarray:
     return swapped
 
 
-def _scatter(name: str) -> Any:
+def _scatter(name: str) -> Callable[[ndarray, Any, Any], None]:
     def method(self: ndarray, slices: Any, value: Any) -> None:
         from ascend_compat.cupy import _ufuncs as U  # noqa: N812
 
@@ -133,11 +136,11 @@ def _scatter(name: str) -> Any:
 
 
 def _install() -> None:
-    ndarray.flat = property(flatiter)
-    ndarray.byteswap = byteswap
-    ndarray.scatter_add = _scatter("add")
-    ndarray.scatter_max = _scatter("maximum")
-    ndarray.scatter_min = _scatter("minimum")
+    # Methods defined here rather than in _core (which stays under its size budget), attached at import.
+    methods = {"flat": property(flatiter), "byteswap": byteswap, "scatter_add": _scatter("add"),
+               "scatter_max": _scatter("maximum"), "scatter_min": _scatter("minimum")}
+    for name, value in methods.items():
+        setattr(ndarray, name, value)
 
 
 _install()

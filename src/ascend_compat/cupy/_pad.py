@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from functools import partial
+from typing import Any, Callable, Optional
 
 import numpy
 import torch
 
-from ascend_compat.cupy import _dtypes
+from ascend_compat.cupy import _dtypes, _ufuncs
 from ascend_compat.cupy._core import _wrap, asarray, ndarray
 from ascend_compat.cupy._manipulation import concatenate
 
@@ -43,11 +44,15 @@ def _index_map(mode: str, n: int, before: int, after: int, device: torch.device)
     return torch.where(j >= n, 2 * n - 1 - j, j)
 
 
-def _border(a: ndarray, axis: int, width: int, fill: Callable[[], ndarray]) -> ndarray:
+def _border(a: ndarray, axis: int, width: int, fill: Optional[Callable[[], ndarray]]) -> ndarray:
     shape = list(a.shape)
     shape[axis] = width
-    return _wrap(fill()._t.expand(shape).clone(), a._dtype) if width else _wrap(
+    return _wrap(fill()._t.expand(shape).clone(), a._dtype) if width and fill is not None else _wrap(
         torch.empty(shape, dtype=a._t.dtype, device=a._t.device), a._dtype)
+
+
+def _constant(value: Any, dtype: numpy.dtype) -> ndarray:
+    return asarray(numpy.array(value).astype(dtype))
 
 
 def _stat(a: ndarray, axis: int, mode: str, length: Any, side: str) -> ndarray:
@@ -56,13 +61,12 @@ def _stat(a: ndarray, axis: int, mode: str, length: Any, side: str) -> ndarray:
     n = a.shape[axis]
     k = n if length is None else max(min(int(length), n), 1)
     part = a[(slice(None),) * axis + ((slice(0, k),) if side == "before" else (slice(n - k, n),))]
-    fn = {"maximum": _reduction.amax, "minimum": _reduction.amin, "mean": _reduction.mean,
-          "median": _stats.median}[mode]
+    reductions: dict[str, Callable[..., ndarray]] = {
+        "maximum": _reduction.amax, "minimum": _reduction.amin, "mean": _reduction.mean, "median": _stats.median}
+    fn = reductions[mode]
     res = fn(part, axis=axis, keepdims=True)
     if a._dtype.kind in "iu" and mode in ("mean", "median"):
-        from ascend_compat.cupy._ufuncs import rint
-
-        res = rint(res)
+        res = _ufuncs.rint(res)
     return res.astype(a._dtype)
 
 
@@ -78,9 +82,7 @@ def _ramp(a: ndarray, axis: int, width: int, end: Any, side: str) -> ndarray:
                                                                                          axis=axis)
     r = ramp[(slice(None),) * axis + ((slice(0, width),) if side == "before" else (slice(1, width + 1),))]
     if a._dtype.kind in "iu":
-        from ascend_compat.cupy._ufuncs import trunc
-
-        r = trunc(r)
+        r = _ufuncs.trunc(r)
     return r.astype(a._dtype)
 
 
@@ -191,14 +193,14 @@ def pad(array: Any, pad_width: Any, mode: Any = "constant", **kwargs: Any) -> nd
             continue
         if mode in ("constant", "empty"):
             values = _pairs(kwargs.get("constant_values", 0), a.ndim, "constant_values")[axis]
-            lo = _border(out, axis, before, lambda v=values[0]: asarray(numpy.array(v).astype(a._dtype)))
-            hi = _border(out, axis, after, lambda v=values[1]: asarray(numpy.array(v).astype(a._dtype)))
+            lo = _border(out, axis, before, partial(_constant, values[0], a._dtype))
+            hi = _border(out, axis, after, partial(_constant, values[1], a._dtype))
         elif mode in _STAT_MODES:
             if n == 0:
                 raise ValueError(f"can't extend empty axis {axis} using modes other than 'constant' or 'empty'")
             lengths = _pairs(kwargs.get("stat_length"), a.ndim, "stat_length")[axis]
-            lo = _border(out, axis, before, lambda o=out, ln=lengths[0], ax=axis: _stat(o, ax, mode, ln, "before"))
-            hi = _border(out, axis, after, lambda o=out, ln=lengths[1], ax=axis: _stat(o, ax, mode, ln, "after"))
+            lo = _border(out, axis, before, partial(_stat, out, axis, mode, lengths[0], "before"))
+            hi = _border(out, axis, after, partial(_stat, out, axis, mode, lengths[1], "after"))
         else:  # linear_ramp
             ends = _pairs(kwargs.get("end_values", 0), a.ndim, "end_values")[axis]
             lo = _ramp(out, axis, before, ends[0], "before") if before else _border(out, axis, 0, None)

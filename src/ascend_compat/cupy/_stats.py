@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Literal, cast
 
 import numpy
 import torch
 
 from ascend_compat.cupy import _reduction as R  # noqa: N812
+from ascend_compat.cupy import _ufuncs
 from ascend_compat.cupy._core import _wrap, asarray, ndarray
 from ascend_compat.cupy._correlation import corrcoef, cov
 from ascend_compat.cupy._dtypes import cast_tensor, storage_dtype, to_numpy_dtype
 from ascend_compat.cupy._histogram import bincount, digitize, histogram, histogram2d, histogramdd
 from ascend_compat.cupy._manipulation import moveaxis, normalize_axes, normalize_axis
+
+_QuantileMethod = Literal["linear", "lower", "higher", "midpoint", "nearest"]
 
 
 def _nan_filled(a: Any, fill: float) -> ndarray:
@@ -116,9 +119,7 @@ def nancumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> 
 
 
 def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> ndarray:
-    from ascend_compat.cupy._ufuncs import subtract
-
-    return subtract(R.amax(a, axis, None, keepdims), R.amin(a, axis, None, keepdims), out=out)
+    return _ufuncs.subtract(R.amax(a, axis, None, keepdims), R.amin(a, axis, None, keepdims), out=out)
 
 
 def count_nonzero(a: Any, axis: Any = None, *, keepdims: bool = False) -> ndarray:
@@ -176,8 +177,9 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
     qa = asarray(q)
     if bool(((qa._t < 0) | (qa._t > 1)).any()):
         raise ValueError("Quantiles must be in the range [0, 1]")
-    probe = q if isinstance(q, (int, float)) else numpy.full(qa.shape, 0.5, qa._dtype)
-    dt = numpy.asarray(numpy.quantile(numpy.ones(2, a._dtype), probe, method=method)).dtype  # NumPy's errors too
+    probe: Any = q if isinstance(q, (int, float)) else numpy.full(qa.shape, 0.5, qa._dtype)
+    checked = cast(_QuantileMethod, method)  # one of the names just checked
+    dt = numpy.asarray(numpy.quantile(numpy.ones(2, a._dtype), probe, method=checked)).dtype  # NumPy's errors too
     if qa.ndim > 1:
         raise ValueError("q must be a scalar or 1d")
     q_dt = _dtypes_f64() if isinstance(q, (int, float)) or qa._dtype.kind != "f" else qa._dtype
@@ -216,9 +218,7 @@ def _sort_in_place(a: ndarray, axis: Any) -> None:
 
 def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
                method: str = "linear", keepdims: bool = False, *, interpolation: Any = None) -> ndarray:
-    from ascend_compat.cupy._ufuncs import true_divide
-
-    qq = q / 100 if isinstance(q, (int, float)) else true_divide(asarray(q), 100)  # q's float dtype, as NumPy
+    qq = q / 100 if isinstance(q, (int, float)) else _ufuncs.true_divide(asarray(q), 100)  # q's float dtype, as NumPy
     return quantile(a, qq, axis, out, overwrite_input, method, keepdims, interpolation=interpolation)
 
 
@@ -291,14 +291,12 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
             shape = [1] * a.ndim
             shape[normalize_axis(axis, a.ndim)] = -1
             w = w.reshape(shape)
-        from ascend_compat.cupy._ufuncs import multiply, true_divide
-
         dt = numpy.result_type(a._dtype, w._dtype, 1.0)
         scl = R.sum(w.astype(dt) * _wrap(torch.ones(a.shape, dtype=torch.bool, device=a._t.device)), axis,
                     keepdims=keepdims)
         if bool((scl._t == 0).any()):
             raise ZeroDivisionError("Weights sum to zero, can't be normalized")
-        avg = true_divide(R.sum(multiply(a.astype(dt), w), axis, keepdims=keepdims), scl)
+        avg = _ufuncs.true_divide(R.sum(_ufuncs.multiply(a.astype(dt), w), axis, keepdims=keepdims), scl)
     if returned:
         return avg, scl
     return avg

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
 from ascend_compat.cupy._ufunc import create_ufunc
+
+if TYPE_CHECKING:
+    from ascend_compat.cupy._ufunc import ufunc
+
+    # For type checkers only: the module's ufunc names (``exp``, ``add``...) are made at import, from UFUNCS below.
+    def __getattr__(name: str) -> ufunc: ...
 
 _T = torch.Tensor
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, TypedDict
 
 from ascend_compat._style import paint
 
@@ -139,9 +139,20 @@ class OpUse:
     apis: tuple[str, ...]  # the listed torch APIs the status comes from (empty when none is listed)
     basis: str  # why, in words
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> OpUseDict:
         return {"op": self.op, "count": self.count, "dtypes": list(self.dtypes), "status": self.status,
                 "apis": list(self.apis), "basis": self.basis}
+
+
+class OpUseDict(TypedDict):
+    """:meth:`OpUse.to_dict`."""
+
+    op: str
+    count: int
+    dtypes: list[str]
+    status: str
+    apis: list[str]
+    basis: str
 
 
 @dataclass(frozen=True)
@@ -169,7 +180,7 @@ class AuditReport:
                 return o
         return None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> AuditDict:
         from ascend_compat.migrate import apidb
 
         return {
@@ -195,6 +206,18 @@ class AuditReport:
         counts = self.by_status()
         lines.append("  " + ", ".join(f"{counts[s]} {LABELS[s]}" for s in STATUSES))
         return "\n".join(lines)
+
+
+class AuditDict(TypedDict):
+    """:meth:`AuditReport.to_dict`, the ``audit --json`` report."""
+
+    schema_version: int
+    torch_npu_line: str
+    chip: Optional[str]
+    device_types: list[str]
+    lists_source: str
+    summary: dict[str, int]
+    ops: list[OpUseDict]
 
 
 class OpRecorder:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import platform
-from typing import Any, Optional
+from typing import Optional, TypedDict
 
 from ascend_compat.doctor.facts import Facts
 from ascend_compat.doctor.probe import Probe
@@ -16,7 +16,24 @@ _PREFIXES = ("ASCEND_", "HCCL_", "ATB_", "TORCH_NPU", "PYTORCH_NPU")
 _NAMES = ("CUDA_VISIBLE_DEVICES", "RANK_TABLE_FILE", "LD_LIBRARY_PATH")
 
 
-def environment(probe: Optional[Probe] = None) -> dict[str, Any]:
+class Environment(TypedDict):
+    """:func:`environment`: versions and locations (None when not found) and the relevant variables."""
+
+    ascend_compat: str
+    python: str
+    platform: str
+    torch: Optional[str]
+    torch_npu: Optional[str]
+    cann_toolkit: Optional[str]
+    cann_toolkit_home: Optional[str]
+    cann_innerversion: Optional[str]
+    nnal: Optional[str]
+    driver: Optional[str]
+    firmware: Optional[str]
+    env: dict[str, str]
+
+
+def environment(probe: Optional[Probe] = None) -> Environment:
     """The facts worth pasting into a bug report (versions, locations, relevant variables)."""
     from ascend_compat import __version__
 
@@ -41,7 +58,7 @@ def environment(probe: Optional[Probe] = None) -> dict[str, Any]:
     }
 
 
-def env_block(env: dict[str, Any]) -> str:
+def env_block(env: Environment) -> str:
     """``environment()`` as aligned ``key: value`` lines for a fenced block in an issue."""
     lines = [f"{k}: {v if v is not None else '-'}" for k, v in env.items() if k != "env"]
     lines += [f"{k}={v}" for k, v in env.get("env", {}).items()]

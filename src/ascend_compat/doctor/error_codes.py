@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from typing import Any, Optional
+from typing import Any, Optional, TypedDict, cast
 
 from ascend_compat import _data
 
@@ -40,8 +40,45 @@ class Explanation:
     module: Optional[str] = None  # ERR codes: torch_npu module
     type: Optional[str] = None  # ERR codes: failure type
 
-    def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None}
+    def to_dict(self) -> ExplanationDict:
+        """The fields that are set (None ones left out)."""
+        return cast(ExplanationDict, {k: v for k, v in asdict(self).items() if v is not None})
+
+
+class _ExplanationKeys(TypedDict):
+    code: str
+    family: str
+    component: str
+    meaning: str
+    cause: str
+    fix: str
+    source: str
+    curated: bool
+
+
+class ExplanationDict(_ExplanationKeys, total=False):
+    """:meth:`Explanation.to_dict`: the keys of :class:`_ExplanationKeys` always, these only when set."""
+
+    name: str
+    meaning_zh: str
+    template: str
+    torch_npu: str
+    status: str
+    module: str
+    type: str
+
+
+class CodeDescription(TypedDict):
+    """:func:`describe`: one code, known or not, as ``ascend-compat error --json`` prints it."""
+
+    code: str
+    input: str
+    known: bool
+    is_code: bool
+    family: Optional[str]
+    family_description: Optional[str]
+    component: Optional[str]
+    explanation: Optional[ExplanationDict]
 
 
 def _table() -> dict[str, Any]:
@@ -141,7 +178,7 @@ def component(code: str) -> Optional[str]:
     return None
 
 
-def describe(code: str) -> dict[str, Any]:
+def describe(code: str) -> CodeDescription:
     """Everything known about ``code`` as a JSON-ready dict (also for unknown codes: family, component)."""
     key = normalize(code)
     exp = lookup(code)

@@ -39,10 +39,11 @@ import bisect
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Optional
+from typing import Optional, TypedDict
 
 from ascend_compat.doctor.error_codes import (
     Explanation,
+    ExplanationDict,
     _table,
     all_codes,
     component,
@@ -80,13 +81,30 @@ class Finding:
     def known(self) -> bool:
         return self.explanation is not None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> FindingDict:
         return {
             "code": self.code, "known": self.known, "family": self.family, "component": self.component,
             "line": self.line, "lines": self.lines, "count": self.count, "text": self.text, "how": self.how,
             "tier": self.tier,
             "api": self.api, "explanation": self.explanation.to_dict() if self.explanation else None,
         }
+
+
+class FindingDict(TypedDict):
+    """:meth:`Finding.to_dict`."""
+
+    code: str
+    known: bool
+    family: Optional[str]
+    component: Optional[str]
+    line: int
+    lines: list[int]
+    count: int
+    text: str
+    how: str
+    tier: int
+    api: Optional[str]
+    explanation: Optional[ExplanationDict]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -162,8 +180,16 @@ class Omitted:
     occurrences: int = 0
     exact: bool = True
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> OmittedDict:
         return {"codes": self.codes, "occurrences": self.occurrences, "exact": self.exact}
+
+
+class OmittedDict(TypedDict):
+    """:meth:`Omitted.to_dict`."""
+
+    codes: int
+    occurrences: int
+    exact: bool
 
 
 class _Collector:
@@ -331,7 +357,19 @@ def explain_log(text: str) -> tuple[list[Finding], Omitted]:
     return sorted(c.found.values(), key=lambda f: (f.tier, f.line)), c.omitted
 
 
-def report(findings: list[Finding], source: str = "<stdin>", omitted: Optional[Omitted] = None) -> dict[str, Any]:
+class LogReport(TypedDict):
+    """:func:`report`, the ``explain --json`` document."""
+
+    schema_version: int
+    source: str
+    count: int
+    unknown: list[str]
+    root_cause: Optional[str]
+    findings: list[FindingDict]
+    omitted: OmittedDict
+
+
+def report(findings: list[Finding], source: str = "<stdin>", omitted: Optional[Omitted] = None) -> LogReport:
     """The JSON document of ``ascend-compat explain --json``."""
     unknown = [f.code for f in findings if not f.known]
     return {

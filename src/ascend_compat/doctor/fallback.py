@@ -31,9 +31,11 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, TextIO, TypedDict, Union
 
 if TYPE_CHECKING:
+    from torch.utils._python_dispatch import TorchDispatchMode
+
     from ascend_compat.cuda_shim.ledger import Ledger
 
 __all__ = ["FALLBACK_MESSAGE", "FallbackMonitor", "FallbackSummary", "OpFallback", "fallback_monitor", "parse_message"]
@@ -63,7 +65,7 @@ class OpFallback:
     seconds: float  # wall time of the timed calls
     sources: tuple[str, ...]  # "simulator", "warning", "log", "dispatch"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> OpFallbackDict:
         return {
             "op": self.op,
             "count": self.count,
@@ -72,6 +74,17 @@ class OpFallback:
             "seconds": round(self.seconds, 6) if self.timed_calls else None,
             "sources": list(self.sources),
         }
+
+
+class OpFallbackDict(TypedDict):
+    """:meth:`OpFallback.to_dict`."""
+
+    op: str
+    count: int
+    exact: bool
+    timed_calls: int
+    seconds: Optional[float]  # None when no call was timed
+    sources: list[str]
 
 
 @dataclass(frozen=True)
@@ -92,7 +105,7 @@ class FallbackSummary:
     def counts(self) -> dict[str, int]:
         return {o.op: o.count for o in self.ops}
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> FallbackSummaryDict:
         return {
             "schema_version": SCHEMA_VERSION,
             "timing": "measured" if self.timing else "not measured",
@@ -122,6 +135,16 @@ class FallbackSummary:
         return "\n".join(lines)
 
 
+class FallbackSummaryDict(TypedDict):
+    """:meth:`FallbackSummary.to_dict`, the JSON form of a monitor's summary."""
+
+    schema_version: int
+    timing: str  # "measured" | "not measured"
+    total_calls: int
+    total_seconds: Optional[float]
+    ops: list[OpFallbackDict]
+
+
 @dataclass
 class _Stats:
     hook: int = 0
@@ -131,7 +154,9 @@ class _Stats:
     sources: set[str] = field(default_factory=set)
 
 
-def _wrap_log_handle(monitor: FallbackMonitor, original: Any) -> Any:
+def _wrap_log_handle(
+    monitor: FallbackMonitor, original: Callable[[logging.Logger, logging.LogRecord], Any]
+) -> Callable[[logging.Logger, logging.LogRecord], Any]:
     """``Logger.handle`` that looks at each record first. A wrapper rather than a handler on the root logger: adding
     a handler there would switch off logging's last-resort printing of the user's own warnings."""
 
@@ -205,9 +230,9 @@ class FallbackMonitor:
     def _patch(self, ledger: Ledger) -> None:
         original = warnings.showwarning
 
-        def showwarning(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
-                        line: Any = None) -> None:  # fmt: skip
-            op = parse_message(message)
+        def showwarning(message: Union[Warning, str], category: type[Warning], filename: str, lineno: int,
+                        file: Optional[TextIO] = None, line: Optional[str] = None) -> None:  # fmt: skip
+            op = parse_message(str(message))
             if op is not None:
                 self._note(op, "warning")
             original(message, category, filename, lineno, file, line)
@@ -227,11 +252,15 @@ class FallbackMonitor:
 
     def _enter_timing(self, ledger: Ledger) -> bool:
         """Enter the timing mode through ``ledger``; False (with a warning) when it cannot be."""
-        entered: list[Any] = []
+        entered: list[TorchDispatchMode] = []
         try:
             mode = _timing_mode(self)
-            ledger.call(lambda: entered.append(mode.__enter__()), lambda: entered and _exit_mode(mode),
-                        "fallback monitor: dispatch mode")  # fmt: skip
+
+            def leave() -> None:
+                if entered:
+                    _exit_mode(mode)
+
+            ledger.call(lambda: entered.append(mode.__enter__()), leave, "fallback monitor: dispatch mode")
         except Exception as exc:  # timing is a bonus: without it the counts still work
             warnings.warn(f"ascend-compat fallback monitor: cannot time fallbacks ({exc})", stacklevel=3)
             return False
@@ -307,7 +336,7 @@ class FallbackMonitor:
         return self.summary().counts()
 
 
-def _exit_mode(mode: Any) -> None:
+def _exit_mode(mode: TorchDispatchMode) -> None:
     """Leave ``mode`` only when it is the innermost dispatch mode: exiting pops the top of the stack, which would
     remove a mode the user's code left entered and keep ours."""
     from torch.utils._python_dispatch import _get_current_dispatch_mode
@@ -317,7 +346,7 @@ def _exit_mode(mode: Any) -> None:
     mode.__exit__(None, None, None)
 
 
-def _timing_mode(monitor: FallbackMonitor) -> Any:
+def _timing_mode(monitor: FallbackMonitor) -> TorchDispatchMode:
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 

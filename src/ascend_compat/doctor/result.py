@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 #: A check's possible statuses, best first; ``skip`` means not applicable (or a check it needs failed first).
 STATUSES = ("ok", "warn", "error", "skip")
@@ -21,7 +21,7 @@ class Check:
     fix: str = ""
     details: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CheckDict:
         return {
             "id": self.id,
             "title": self.title,
@@ -31,3 +31,15 @@ class Check:
             "fix": self.fix,
             "details": self.details,
         }
+
+
+class CheckDict(TypedDict):
+    """:meth:`Check.to_dict`, one entry of ``doctor --json``'s ``checks``."""
+
+    id: str
+    title: str
+    status: str
+    found: str
+    why: str
+    fix: str
+    details: dict[str, Any]  # check-specific facts (versions, paths, counts)

@@ -183,9 +183,9 @@ def import_findings(path: str, nodes: list[ast.stmt], src: Any, alternative: str
                 alternative=alternative or None, fixable=False,
             ))
     if uncovered:
-        node, missing = uncovered[0]
-        why = ("a star import is not rewritten (the names it binds are not evident)" if missing.endswith(".*")
-               else f"ascend-compat's drop-in has no `{missing}`")
+        node, first_missing = uncovered[0]
+        why = ("a star import is not rewritten (the names it binds are not evident)" if first_missing.endswith(".*")
+               else f"ascend-compat's drop-in has no `{first_missing}`")
         out.append(Finding(
             "AC702", path, node.lineno, src.col(node.lineno, node.col_offset) + 1,
             f"`{_spelled(node)}` (flash-attn): {why}", api="flash-attn",

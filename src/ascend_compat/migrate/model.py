@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import Optional, TypedDict, Union
 
 #: Finding categories, in the order reports list them.
 CATEGORIES = (
@@ -131,7 +131,7 @@ class Finding:
         """Person-days this occurrence costs by hand: none when ``port`` fixes it."""
         return 0.0 if self.is_fixable else self.rule.effort_days
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> FindingDict:
         rule = self.rule
         return {
             "code": self.code,
@@ -151,6 +151,27 @@ class Finding:
             "difficulty": rule.difficulty,
             "effort_days": self.effort_days,
         }
+
+
+class FindingDict(TypedDict):
+    """:meth:`Finding.to_dict`, one finding of ``check --json``."""
+
+    code: str
+    rule: str
+    path: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    level: str
+    category: str
+    message: str
+    api: str
+    alternative: str
+    shim_handles: bool
+    fixable: bool
+    difficulty: str
+    effort_days: float
 
 
 @dataclass
@@ -296,5 +317,15 @@ class Change:
     after: str
     code: str  # the rule whose fix made the change, or "SHIM" for the inserted activation
 
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+    def to_dict(self) -> ChangeDict:
+        return {"path": self.path, "line": self.line, "before": self.before, "after": self.after, "code": self.code}
+
+
+class ChangeDict(TypedDict):
+    """:meth:`Change.to_dict`."""
+
+    path: str
+    line: int
+    before: str
+    after: str
+    code: str

@@ -18,7 +18,7 @@ from ascend_compat.migrate import apidb
 from ascend_compat.migrate.atomic import write_atomic
 from ascend_compat.migrate.discover import discover
 from ascend_compat.migrate.linediff import unified_diff
-from ascend_compat.migrate.model import Change, Edit, FileFailed, FileScanned, Finding, ScanResult
+from ascend_compat.migrate.model import Change, Edit, FileFailed, FileScanned, FileSkipped, Finding, ScanResult
 from ascend_compat.migrate.port_insert import has_activation, insert, insertion
 from ascend_compat.migrate.pyscan import split_lines
 from ascend_compat.migrate.scan import read_source
@@ -236,9 +236,9 @@ def _port_file(path: str, mode: str, line: str, max_bytes: int, seconds: float, 
 
     data, early = read_source(path, max_bytes)
     if early is not None:
-        reason = getattr(early, "error", None) or getattr(early, "reason", "")
-        return PortFailure(path, reason) if isinstance(early, FileFailed) else PortSkip(
-            path, size_skip_reason(reason, "python"))
+        if isinstance(early, FileFailed):
+            return PortFailure(path, early.error)
+        return PortSkip(path, size_skip_reason(early.reason if isinstance(early, FileSkipped) else "", "python"))
     assert data is not None
     too_big = over_memory_budget(data, memory)
     if too_big is not None:

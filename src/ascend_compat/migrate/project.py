@@ -48,7 +48,7 @@ def apply_first_party(result: ScanResult) -> Project:
     dropped: list[Finding] = []
     for r in result.files:
         if isinstance(r, FileScanned) and r.findings:
-            keep = []
+            keep: list[Finding] = []
             for f in r.findings:
                 (dropped if _first_party_finding(f, project) else keep).append(f)
             if len(keep) != len(r.findings):

@@ -61,7 +61,7 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 def _own_nodes(scope: ast.AST) -> list[ast.AST]:
     """Every node of a scope's body, nested function/class/lambda bodies excluded (their headers included)."""
-    body: list[Any]
+    body: list[ast.AST]
     if isinstance(scope, ast.Lambda):
         body = [scope.body]
     else:
@@ -87,6 +87,9 @@ class _Scope:
     """Names bound exactly once in a scope by a plain ``name = value`` (any other binding, parameters included, makes
     the name unknown there and hides the enclosing scopes' binding)."""
 
+    parent: Optional[_Scope]
+    is_class: bool
+
     def __init__(self, node: ast.AST, parent: Optional[_Scope]) -> None:
         # A class body's names are not visible in the functions defined in it.
         while parent is not None and parent.is_class and not isinstance(node, ast.ClassDef):
@@ -110,8 +113,8 @@ class _Scope:
             elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 counts[n.name] = 2
             elif isinstance(n, (ast.Import, ast.ImportFrom)):
-                for a in n.names:
-                    counts[(a.asname or a.name).split(".")[0]] = 2
+                for alias in n.names:
+                    counts[(alias.asname or alias.name).split(".")[0]] = 2
             elif isinstance(n, (ast.Global, ast.Nonlocal)):
                 for name in n.names:
                     counts[name] = 2

@@ -28,7 +28,8 @@ import torch.distributed as dist
 
 from ascend_compat.simulate import _state
 
-_C10D = torch._C._distributed_c10d
+# Any: the bindings used here (_create_work_from_future, the *Options classes) are only partly in torch's stubs.
+_C10D: Any = torch._C._distributed_c10d
 
 
 def _cpu(t: torch.Tensor, host_ok: bool = False) -> torch.Tensor:
@@ -51,7 +52,8 @@ def _until_released(args: Any, limit_s: float = 10.0) -> None:
     """
     aliases = [t for t in _flatten(args) if isinstance(t, torch.Tensor) and hasattr(t, "_ascend_compat_alias")]
     deadline = time.monotonic() + limit_s
-    while any(t._use_count() > 1 for t in aliases) and time.monotonic() < deadline:
+    # _use_count: a binding torch's stubs omit.
+    while any(t._use_count() > 1 for t in aliases) and time.monotonic() < deadline:  # type: ignore[attr-defined]
         time.sleep(0)  # lets the worker run (it needs no GIL to drop a reference Python still shares)
 
 
@@ -61,19 +63,32 @@ def _flatten(value: Any) -> list[Any]:
     return [value]
 
 
-def _done(result: Any) -> Any:
+def _done(result: Any) -> dist.Work:
     fut: torch.futures.Future[Any] = torch.futures.Future()
     fut.set_result(result)
-    return _C10D._create_work_from_future(fut)
+    work: dist.Work = _C10D._create_work_from_future(fut)
+    return work
 
 
 class ProcessGroupHCCLSim(dist.ProcessGroup):
-    """The simulated HCCL backend (one instance per process group)."""
+    """The simulated HCCL backend (one instance per process group).
+
+    The collectives take the forms c10d calls on a Python process group (a list of tensors and an options
+    object), not every overload of the C++ class, hence the ``override`` ignores.
+    """
+
+    _gloo: Any  # its collectives are bound on the C++ class but absent from torch's stubs
 
     def __init__(
-        self, store: Any, rank: int, size: int, timeout: timedelta, backend_name: str = "hccl", host_ok: bool = False
+        self,
+        store: dist.Store,
+        rank: int,
+        size: int,
+        timeout: timedelta,
+        backend_name: str = "hccl",
+        host_ok: bool = False,
     ) -> None:
-        super().__init__(rank, size)
+        super().__init__(rank, size)  # type: ignore[call-arg]  # the binding takes (rank, size); stubs list one form
         self._gloo = dist.ProcessGroupGloo(dist.PrefixStore("ascend_compat_hccl_sim/", store), rank, size, timeout)
         self._backend_name = backend_name
         self._host_ok = host_ok  # a "gloo" (or "cpu:gloo,npu:hccl") group also takes CPU tensors
@@ -84,7 +99,7 @@ class ProcessGroupHCCLSim(dist.ProcessGroup):
     def _cpu(self, t: torch.Tensor) -> torch.Tensor:
         return _cpu(t, self._host_ok)
 
-    def _run(self, op: Callable[..., Any], result: Any, *args: Any) -> Any:
+    def _run(self, op: Callable[..., Any], result: Any, *args: Any) -> dist.Work:
         op(*args).wait()
         _until_released(args)
         return _done(result)
@@ -95,59 +110,61 @@ class ProcessGroupHCCLSim(dist.ProcessGroup):
     def name(self) -> str:
         return self._backend_name
 
-    def allreduce(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
+    def allreduce(self, tensors: list[torch.Tensor], opts: Any = None) -> dist.Work:  # type: ignore[override]
         opts = opts or _C10D.AllreduceOptions()
         return self._run(self._gloo.allreduce, tensors, self._cpu_list(tensors), opts)
 
-    def allreduce_coalesced(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
+    def allreduce_coalesced(self, tensors: list[torch.Tensor], opts: Any = None) -> dist.Work:
         opts = opts or _C10D.AllreduceCoalescedOptions()
         return self._run(self._gloo.allreduce_coalesced, tensors, self._cpu_list(tensors), opts)
 
-    def broadcast(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
+    def broadcast(self, tensors: list[torch.Tensor], opts: Any = None) -> dist.Work:  # type: ignore[override]
         opts = opts or _C10D.BroadcastOptions()
         return self._run(self._gloo.broadcast, tensors, self._cpu_list(tensors), opts)
 
-    def reduce(self, tensors: list[torch.Tensor], opts: Any = None) -> Any:
+    def reduce(self, tensors: list[torch.Tensor], opts: Any = None) -> dist.Work:  # type: ignore[override]
         opts = opts or _C10D.ReduceOptions()
         return self._run(self._gloo.reduce, tensors, self._cpu_list(tensors), opts)
 
-    def allgather(self, output_lists: list[list[torch.Tensor]], inputs: list[torch.Tensor], opts: Any = None) -> Any:
+    def allgather(  # type: ignore[override]
+        self, output_lists: list[list[torch.Tensor]], inputs: list[torch.Tensor], opts: Any = None
+    ) -> dist.Work:
         opts = opts or _C10D.AllgatherOptions()
         outs = [self._cpu_list(lst) for lst in output_lists]
         return self._run(self._gloo.allgather, output_lists, outs, self._cpu_list(inputs), opts)
 
-    def _allgather_base(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> Any:
+    def _allgather_base(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> dist.Work:
         opts = opts or _C10D.AllgatherOptions()
         return self._run(self._gloo._allgather_base, [output], self._cpu(output), self._cpu(input), opts)
 
-    def reduce_scatter(
+    def reduce_scatter(  # type: ignore[override]
         self, outputs: list[torch.Tensor], input_lists: list[list[torch.Tensor]], opts: Any = None
-    ) -> Any:
+    ) -> dist.Work:
         opts = opts or _C10D.ReduceScatterOptions()
         ins = [self._cpu_list(lst) for lst in input_lists]
         return self._run(self._gloo.reduce_scatter, outputs, self._cpu_list(outputs), ins, opts)
 
-    def _reduce_scatter_base(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> Any:
+    def _reduce_scatter_base(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> dist.Work:
         opts = opts or _C10D.ReduceScatterOptions()
         return self._run(self._gloo._reduce_scatter_base, [output], self._cpu(output), self._cpu(input), opts)
 
     # torch 2.13 names (see the module docstring); gloo underneath still has the older ones.
-    def all_gather_single(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> Any:
+    def all_gather_single(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> dist.Work:
         return self._allgather_base(output, input, opts)
 
-    def reduce_scatter_single(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> Any:
+    def reduce_scatter_single(self, output: torch.Tensor, input: torch.Tensor, opts: Any = None) -> dist.Work:
         return self._reduce_scatter_base(output, input, opts)
 
     def all_gather_single_coalesced(
         self, outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: Any = None
-    ) -> Any:
+    ) -> dist.Work:
         for output, input in zip(outputs, inputs):
             self._allgather_base(output, input, opts)
         return _done(outputs)
 
     def reduce_scatter_single_coalesced(
         self, outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: Any = None
-    ) -> Any:
+    ) -> dist.Work:
         for output, input in zip(outputs, inputs):
             self._reduce_scatter_base(output, input, opts)
         return _done(outputs)
@@ -155,15 +172,19 @@ class ProcessGroupHCCLSim(dist.ProcessGroup):
     def _start_coalescing(self, device: torch.device) -> None:
         """Nothing to open: collectives run one by one, synchronously (``_coalescing_manager`` calls this)."""
 
-    def _end_coalescing(self, device: torch.device) -> Any:
+    def _end_coalescing(self, device: torch.device) -> dist.Work:
         return _done([])
 
-    def gather(self, output_lists: list[list[torch.Tensor]], inputs: list[torch.Tensor], opts: Any = None) -> Any:
+    def gather(  # type: ignore[override]
+        self, output_lists: list[list[torch.Tensor]], inputs: list[torch.Tensor], opts: Any = None
+    ) -> dist.Work:
         opts = opts or _C10D.GatherOptions()
         outs = [self._cpu_list(lst) for lst in output_lists]
         return self._run(self._gloo.gather, output_lists, outs, self._cpu_list(inputs), opts)
 
-    def scatter(self, outputs: list[torch.Tensor], input_lists: list[list[torch.Tensor]], opts: Any = None) -> Any:
+    def scatter(  # type: ignore[override]
+        self, outputs: list[torch.Tensor], input_lists: list[list[torch.Tensor]], opts: Any = None
+    ) -> dist.Work:
         opts = opts or _C10D.ScatterOptions()
         ins = [self._cpu_list(lst) for lst in input_lists]
         return self._run(self._gloo.scatter, outputs, self._cpu_list(outputs), ins, opts)
@@ -175,7 +196,7 @@ class ProcessGroupHCCLSim(dist.ProcessGroup):
         output_split_sizes: list[int],
         input_split_sizes: list[int],
         opts: Any = None,
-    ) -> Any:
+    ) -> dist.Work:
         opts = opts or _C10D.AllToAllOptions()
         return self._run(
             self._gloo.alltoall_base,
@@ -187,16 +208,16 @@ class ProcessGroupHCCLSim(dist.ProcessGroup):
             opts,
         )
 
-    all_to_all_single = alltoall_base  # the name torch 2.13's all_to_all_single calls
+    all_to_all_single = alltoall_base  # type: ignore[assignment]  # the name torch 2.13's all_to_all_single calls
 
-    def barrier(self, opts: Any = None) -> Any:
+    def barrier(self, opts: Any = None) -> dist.Work:
         opts = opts or _C10D.BarrierOptions()
         return self._run(self._gloo.barrier, [], opts)
 
-    def send(self, tensors: list[torch.Tensor], dst: int, tag: int = 0) -> Any:
+    def send(self, tensors: list[torch.Tensor], dst: int, tag: int = 0) -> dist.Work:
         return self._run(self._gloo.send, tensors, self._cpu_list(tensors), dst, tag)
 
-    def recv(self, tensors: list[torch.Tensor], src: int, tag: int = 0) -> Any:
+    def recv(self, tensors: list[torch.Tensor], src: int, tag: int = 0) -> dist.Work:
         return self._run(self._gloo.recv, tensors, self._cpu_list(tensors), src, tag)
 
 
@@ -263,7 +284,7 @@ def _install_gloo_for_npu() -> None:
             # current_device() and DeviceMesh leaves an initialized device alone.
             index = torch.device(device_id).index
             if index is not None:
-                torch.npu.set_device(index)
+                vars(torch)["npu"].set_device(index)  # torch.npu: set by the simulator, unknown to torch's stubs
             kw["device_id"] = None
         if not _wants_host_mode(backend):
             return original(group_size, group_rank, global_ranks, backend, *args, **kw)
@@ -279,7 +300,7 @@ def _install_gloo_for_npu() -> None:
         return pg, store
 
     helper._ascend_compat = True  # type: ignore[attr-defined]
-    c10d._new_process_group_helper = helper
+    setattr(c10d, "_new_process_group_helper", helper)  # noqa: B010 - the wrapper's signature is wider
 
 
 def register() -> None:

@@ -278,6 +278,9 @@ class Stream(torch.Stream):
 class Event(torch.Event):
     """An npu event; ``elapsed_time`` measures host time between records (all work is synchronous)."""
 
+    _recorded_at: float | None
+    _timing: bool
+
     def __new__(
         cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False, **kwargs: Any
     ) -> Event:

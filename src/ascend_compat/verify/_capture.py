@@ -5,22 +5,28 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-__all__ = ["flatten"]
+if TYPE_CHECKING:
+    import torch
+
+__all__ = ["Tensors", "flatten"]
+
+#: (path, tensor) pairs: ``"out[0].logits"`` and the tensor found there.
+Tensors = list[tuple[str, "torch.Tensor"]]
 
 
 # --- flattening outputs ----------------------------------------------------------------------------------------
 
 
-def flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
+def flatten(value: Any, prefix: str = "") -> Tensors:
     """(path, tensor) pairs of a nested output: tensors, tuples/lists, dicts, transformers ModelOutput (a dict)
     and dataclasses. Other leaves (None, caches, strings) are left out."""
     import torch
 
     if isinstance(value, torch.Tensor):
         return [(prefix or "out", value)]
-    items: list[tuple[str, Any]] = []
+    items: Tensors = []
     if isinstance(value, dict):  # ModelOutput is an OrderedDict of its non-None fields
         for key, item in value.items():
             items.extend(flatten(item, f"{prefix}.{key}" if prefix else str(key)))
@@ -33,7 +39,7 @@ def flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
     return items
 
 
-def _snapshot(value: Any) -> list[tuple[str, Any]]:
+def _snapshot(value: Any) -> Tensors:
     # A CPU copy now: later in-place ops must not change what was recorded.
     return [(p, t.detach().to("cpu", copy=True)) for p, t in flatten(value)]
 
@@ -59,19 +65,19 @@ def _move(value: Any, device: str) -> Any:
 class _Record:
     key: tuple[str, int]
     module_type: str
-    inputs: list[tuple[str, Any]]
-    outputs: list[tuple[str, Any]]
+    inputs: Tensors
+    outputs: Tensors
 
 
 @dataclass
 class _Run:
-    output: list[tuple[str, Any]]
+    output: Tensors
     forward: list[_Record]
-    backward: list[tuple[tuple[str, int, str], Any]]
-    param_grads: dict[str, Any]
+    backward: list[tuple[tuple[str, int, str], torch.Tensor]]  # ((module, call, output path), gradient)
+    param_grads: dict[str, torch.Tensor]
 
 
-def _loss_weights(output: list[tuple[str, Any]], seed: int) -> dict[str, Any]:
+def _loss_weights(output: Tensors, seed: int) -> dict[str, torch.Tensor]:
     """Fixed random weights per output tensor (drawn on the CPU, shared by both devices): loss = sum(w * out).
 
     A plain sum would give degenerate gradients (the sum of a softmax is constant)."""
@@ -81,19 +87,19 @@ def _loss_weights(output: list[tuple[str, Any]], seed: int) -> dict[str, Any]:
     return {p: torch.randn(t.shape, generator=gen, dtype=torch.float32) for p, t in output if t.is_floating_point()}
 
 
-def _run_side(model: Any, args: tuple, kwargs: dict, device: str, backward: bool, seed: int) -> _Run:
+def _run_side(model: torch.nn.Module, args: tuple, kwargs: dict, device: str, backward: bool, seed: int) -> _Run:
     import torch
 
     m = copy.deepcopy(model).to(device)
     m.eval()
     args, kwargs = _move(args, device), _move(kwargs, device)
     forward: list[_Record] = []
-    grads: list[tuple[tuple[str, int, str], Any]] = []
+    grads: list[tuple[tuple[str, int, str], torch.Tensor]] = []
     calls: dict[str, int] = {}
     handles = []
 
     def make_hook(name: str) -> Callable[..., None]:
-        def hook(module: Any, h_args: tuple, h_kwargs: dict, output: Any) -> None:
+        def hook(module: torch.nn.Module, h_args: tuple, h_kwargs: dict, output: Any) -> None:
             idx = calls.get(name, 0)
             calls[name] = idx + 1
             forward.append(_Record((name, idx), type(module).__name__, _snapshot((h_args, h_kwargs)),
@@ -116,7 +122,7 @@ def _run_side(model: Any, args: tuple, kwargs: dict, device: str, backward: bool
         with torch.set_grad_enabled(backward):
             out = m(*args, **kwargs)
         flat = flatten(out)
-        param_grads: dict[str, Any] = {}
+        param_grads: dict[str, torch.Tensor] = {}
         if backward:
             weights = _loss_weights(flat, seed)
             terms = [(t.float() * weights[p].to(t.device)).sum() for p, t in flat if p in weights and t.requires_grad]

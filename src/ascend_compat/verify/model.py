@@ -10,13 +10,20 @@ seen before its parent and the earliest culprit is named, not the block containi
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, TypedDict, Union
 
 from ascend_compat._style import paint as style_paint
-from ascend_compat.verify._capture import _Run, _run_side, flatten
-from ascend_compat.verify.tolerances import Diff, Tolerance, compare_tensors, model_tolerance
+from ascend_compat.verify._capture import Tensors, _Run, _run_side, flatten
+from ascend_compat.verify.tolerances import (
+    Diff,
+    DiffDict,
+    JsonFloat,
+    Tolerance,
+    compare_tensors,
+    json_float,
+    model_tolerance,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -50,17 +57,30 @@ class LayerResult:
         return (max(d.max_abs for d in self.diffs), max(d.max_rel for d in self.diffs),
                 min(d.cosine for d in self.diffs))  # fmt: skip
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> LayerResultDict:
         max_abs, max_rel, cosine = self.worst()
         return {
             "name": self.name, "call": self.call, "module_type": self.module_type, "phase": self.phase,
-            "ok": self.ok, "inputs_ok": self.inputs_ok, "max_abs": _num(max_abs), "max_rel": _num(max_rel),
-            "cosine": _num(cosine), "note": self.note, "tensors": [d.to_dict() for d in self.diffs],
+            "ok": self.ok, "inputs_ok": self.inputs_ok, "max_abs": json_float(max_abs),
+            "max_rel": json_float(max_rel), "cosine": json_float(cosine), "note": self.note,
+            "tensors": [d.to_dict() for d in self.diffs],
         }  # fmt: skip
 
 
-def _num(value: float) -> Any:
-    return value if math.isfinite(value) else str(value)
+class LayerResultDict(TypedDict):
+    """:meth:`LayerResult.to_dict`."""
+
+    name: str
+    call: int
+    module_type: str
+    phase: str
+    ok: bool
+    inputs_ok: Optional[bool]
+    max_abs: JsonFloat
+    max_rel: JsonFloat
+    cosine: JsonFloat
+    note: str
+    tensors: list[DiffDict]
 
 
 @dataclass
@@ -101,7 +121,7 @@ class ComparisonReport:
             and all(d.ok for d in self.param_grads)
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ComparisonDict:
         first, first_bwd = self.first_divergence, self.first_backward_divergence
         return {
             "schema_version": SCHEMA_VERSION,
@@ -128,10 +148,36 @@ class ComparisonReport:
         }
 
 
+class ComparisonDict(TypedDict):
+    """:meth:`ComparisonReport.to_dict`, the ``verify model --json`` report."""
+
+    schema_version: int
+    kind: str
+    ok: bool
+    model_type: str
+    dtype: str
+    reference: str
+    target: str
+    requested_target: str
+    simulated: bool
+    fallback: Optional[str]
+    rtol: float
+    atol: float
+    tolerance_basis: str
+    backward: bool
+    first_divergence: Optional[LayerResultDict]
+    first_backward_divergence: Optional[LayerResultDict]
+    outputs: list[DiffDict]
+    layers: list[LayerResultDict]
+    grads: list[LayerResultDict]
+    param_grads: list[DiffDict]
+    notes: list[str]
+
+
 # --- comparing -------------------------------------------------------------------------------------------------
 
 
-def _compare_lists(ref: list[tuple[str, Any]], tgt: list[tuple[str, Any]], tol: Tolerance) -> tuple[list[Diff], str]:
+def _compare_lists(ref: Tensors, tgt: Tensors, tol: Tolerance) -> tuple[list[Diff], str]:
     tgt_map = dict(tgt)
     diffs: list[Diff] = []
     for path, r in ref:
@@ -142,7 +188,7 @@ def _compare_lists(ref: list[tuple[str, Any]], tgt: list[tuple[str, Any]], tol: 
     return diffs, (f"{', '.join(extra)} only on the target" if extra else "")
 
 
-def _model_dtype(model: Any) -> str:
+def _model_dtype(model: torch.nn.Module) -> str:
     for p in model.parameters():
         if p.is_floating_point():
             return str(p.dtype).replace("torch.", "")
@@ -162,7 +208,7 @@ def _split_inputs(inputs: Any) -> tuple[tuple, dict]:
                     f"arguments, got {type(inputs).__name__}")  # fmt: skip
 
 
-def _default_inputs(model: Any, seed: int) -> Any:
+def _default_inputs(model: torch.nn.Module, seed: int) -> Optional[dict[str, torch.Tensor]]:
     """``input_ids`` for a transformers-style model (it has ``config.vocab_size``); otherwise None."""
     import torch
 

@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["Inputs", "OpCase", "build_suite"]
 
-Inputs = dict[str, Any]
+#: An op's named input tensors (a string reference: torch stays an optional import).
+Inputs = dict[str, "torch.Tensor"]
 
 
 @dataclass(frozen=True)
@@ -24,14 +28,14 @@ class OpCase:
 
     name: str
     group: str
-    make: Callable[[Any], Inputs]
-    run: Callable[[Inputs], Any]
-    golden: Optional[Callable[[Inputs], Any]] = None
+    make: Callable[[torch.Generator], Inputs]
+    run: Callable[[Inputs], torch.Tensor]
+    golden: Optional[Callable[[Inputs], torch.Tensor]] = None
     devices: tuple[str, ...] = ()
     check: Optional[Callable[[], Optional[str]]] = None
 
 
-def _randn(gen: Any, *shape: int, scale: float = 1.0) -> Any:
+def _randn(gen: torch.Generator, *shape: int, scale: float = 1.0) -> torch.Tensor:
     import torch
 
     return torch.randn(*shape, generator=gen) * scale
@@ -54,12 +58,12 @@ def _has_rms_norm() -> Optional[str]:
     return None if hasattr(functional, "rms_norm") else "torch.nn.functional.rms_norm needs torch >= 2.4"
 
 
-def _rms_ref(i: Inputs) -> Any:
+def _rms_ref(i: Inputs) -> torch.Tensor:
     x, w = i["x"], i["w"]
     return x * (x.pow(2).mean(-1, keepdim=True) + 1e-6).rsqrt() * w
 
 
-def _attention_ref(q: Any, k: Any, v: Any, causal: bool) -> Any:
+def _attention_ref(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> torch.Tensor:
     import torch
 
     scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
@@ -70,13 +74,13 @@ def _attention_ref(q: Any, k: Any, v: Any, causal: bool) -> Any:
     return scores.softmax(-1) @ v
 
 
-def _sdpa(i: Inputs) -> Any:
+def _sdpa(i: Inputs) -> torch.Tensor:
     from torch.nn import functional
 
     return functional.scaled_dot_product_attention(i["q"], i["k"], i["v"], is_causal=True)
 
 
-def _npu_fa(i: Inputs) -> Any:
+def _npu_fa(i: Inputs) -> torch.Tensor:
     import torch
     import torch_npu  # type: ignore[import-not-found]
 
@@ -89,7 +93,7 @@ def _npu_fa(i: Inputs) -> Any:
     )[0]
 
 
-def _opt_inputs(gen: Any) -> Inputs:
+def _opt_inputs(gen: torch.Generator) -> Inputs:
     import torch
 
     # Gradients bounded away from zero: Adam's eps (1e-8) is 0 in float16, and a gradient that squares to zero
@@ -100,8 +104,8 @@ def _opt_inputs(gen: Any) -> Inputs:
     return {"p": torch.sign(p) * (0.5 + p.abs()), "g": torch.sign(g) * (0.1 + g.abs())}
 
 
-def _optimizer_step(kind: str) -> Callable[[Inputs], Any]:
-    def run(i: Inputs) -> Any:
+def _optimizer_step(kind: str) -> Callable[[Inputs], torch.Tensor]:
+    def run(i: Inputs) -> torch.Tensor:
         import torch
 
         p = torch.nn.Parameter(i["p"].clone())
@@ -125,10 +129,10 @@ def build_suite() -> list[OpCase]:
     import torch
     from torch.nn import functional as F  # noqa: N812  (torch's own convention)
 
-    def idx(gen: Any, high: int, *shape: int) -> Any:
+    def idx(gen: torch.Generator, high: int, *shape: int) -> torch.Tensor:
         return torch.randint(0, high, shape, generator=gen)
 
-    def scatter_inputs(g: Any) -> Inputs:
+    def scatter_inputs(g: torch.Generator) -> Inputs:
         return {"base": _randn(g, 16, 32), "src": _randn(g, 64, 32), "index": idx(g, 16, 64, 32)}
 
     return [

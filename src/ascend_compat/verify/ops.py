@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Optional
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, TypedDict
 
 from ascend_compat._style import paint
 from ascend_compat.verify.op_cases import Inputs, OpCase, build_suite
-from ascend_compat.verify.tolerances import DTYPES, Diff, compare_tensors, op_tolerance
+from ascend_compat.verify.tolerances import DTYPES, Diff, JsonFloat, compare_tensors, json_float, op_tolerance
 
 SCHEMA_VERSION = 1
 STATUSES = ("pass", "fail", "error", "skipped")
@@ -40,8 +40,34 @@ class OpResult:
     detail: str = ""
     seconds: float = 0.0
 
-    def to_dict(self) -> dict[str, Any]:
-        return {k: (str(v) if isinstance(v, float) and not math.isfinite(v) else v) for k, v in asdict(self).items()}
+    def to_dict(self) -> OpResultDict:
+        return {
+            "op": self.op, "group": self.group, "dtype": self.dtype, "status": self.status,
+            "rtol": json_float(self.rtol), "atol": json_float(self.atol), "tolerance_basis": self.tolerance_basis,
+            "max_abs": json_float(self.max_abs), "max_rel": json_float(self.max_rel),
+            "cosine": json_float(self.cosine), "ratio": json_float(self.ratio), "mismatched": self.mismatched,
+            "numel": self.numel, "detail": self.detail, "seconds": json_float(self.seconds),
+        }  # fmt: skip
+
+
+class OpResultDict(TypedDict):
+    """:meth:`OpResult.to_dict`, one row of the ``verify ops --json`` report."""
+
+    op: str
+    group: str
+    dtype: str
+    status: str
+    rtol: JsonFloat
+    atol: JsonFloat
+    tolerance_basis: str
+    max_abs: JsonFloat
+    max_rel: JsonFloat
+    cosine: JsonFloat
+    ratio: JsonFloat
+    mismatched: int
+    numel: int
+    detail: str
+    seconds: JsonFloat
 
 
 @dataclass
@@ -65,7 +91,7 @@ class OpSuiteReport:
     def counts(self) -> dict[str, int]:
         return {s: sum(r.status == s for r in self.results) for s in STATUSES}
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> OpSuiteDict:
         return {
             "schema_version": SCHEMA_VERSION,
             "kind": "ops",
@@ -81,6 +107,24 @@ class OpSuiteReport:
             "criterion": "|actual - golden| <= atol + rtol * |golden|, golden computed in float64 on the CPU",
             "results": [r.to_dict() for r in self.results],
         }
+
+
+class OpSuiteDict(TypedDict):
+    """:meth:`OpSuiteReport.to_dict`, the ``verify ops --json`` report."""
+
+    schema_version: int
+    kind: str
+    device: str
+    requested_device: str
+    simulated: bool
+    fallback: Optional[str]
+    torch_version: str
+    seed: int
+    dtypes: list[str]
+    ok: bool
+    counts: dict[str, int]
+    criterion: str
+    results: list[OpResultDict]
 
 
 # --- running ---------------------------------------------------------------------------------------------------

@@ -7,8 +7,8 @@ An element passes when ``|actual - golden| <= atol + rtol * |golden|``: ``atol``
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional, TypedDict, Union
 
 from ascend_compat import _data
 
@@ -16,6 +16,14 @@ if TYPE_CHECKING:
     import torch
 
 DTYPES = ("float32", "float16", "bfloat16")
+
+#: A float in a JSON report: JSON has no NaN/Infinity, so those are written as strings ("nan", "inf").
+JsonFloat = Union[float, str]
+
+
+def json_float(value: float) -> JsonFloat:
+    """``value``, or its string when it is NaN or infinite (see :data:`JsonFloat`)."""
+    return value if math.isfinite(value) else str(value)
 
 
 @dataclass(frozen=True)
@@ -73,15 +81,29 @@ class Diff:
     numel: int = 0
     note: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {k: _finite(v) for k, v in asdict(self).items()}
+    def to_dict(self) -> DiffDict:
+        return {
+            "path": self.path, "shape": list(self.shape), "dtype": self.dtype, "ok": self.ok,
+            "max_abs": json_float(self.max_abs), "max_rel": json_float(self.max_rel),
+            "cosine": json_float(self.cosine), "ratio": json_float(self.ratio), "mismatched": self.mismatched,
+            "numel": self.numel, "note": self.note,
+        }  # fmt: skip
 
 
-def _finite(value: Any) -> Any:
-    # JSON has no NaN/Infinity: write them as strings.
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    return value
+class DiffDict(TypedDict):
+    """:meth:`Diff.to_dict`: one tensor's comparison in a JSON report."""
+
+    path: str
+    shape: list[int]
+    dtype: str
+    ok: bool
+    max_abs: JsonFloat
+    max_rel: JsonFloat
+    cosine: JsonFloat
+    ratio: JsonFloat
+    mismatched: int
+    numel: int
+    note: str
 
 
 def compare_tensors(actual: torch.Tensor, golden: torch.Tensor, tol: Tolerance, path: str = "") -> Diff:

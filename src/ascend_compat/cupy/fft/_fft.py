@@ -235,7 +235,8 @@ def _nd_plan_is_possible(axes_sorted: tuple[int, ...], ndim: int) -> bool:
             and all(axes_sorted[i + 1] - axes_sorted[i] == 1 for i in range(len(axes_sorted) - 1)))
 
 
-def _default_fft_func(a: Any, s: Any = None, axes: Any = None, plan: Any = None, value_type: str = "C2C") -> Any:
+def _default_fft_func(a: Any, s: Any = None, axes: Any = None, plan: Any = None,
+                      value_type: str = "C2C") -> Callable[..., _core.ndarray]:
     """``_fftn`` where CuPy would use an N-D plan, else ``_fft`` (both run the same torch transform)."""
     if a.ndim == 1 or not config._enable_nd_planning.get():
         return _fft

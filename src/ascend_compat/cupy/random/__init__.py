@@ -4,6 +4,7 @@ distributions are drawn by NumPy on the host and copied (see ``_common``)."""
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import numpy as _numpy
@@ -45,7 +46,7 @@ def default_rng(seed: Any = None) -> Generator:
     return Generator(XORWOW(seed))
 
 
-def bytes(length: int) -> bytes:
+def bytes(length: int) -> builtins.bytes:  # the name is CuPy's; the return type is the builtin
     """Random bytes (drawn on the host, as in CuPy)."""
     return _numpy.random.bytes(length)
 
