@@ -7,7 +7,8 @@
 //   * hooks (generators, pinned memory, storage resize);
 //   * a boxed fallback that runs every aten op through its CPU kernel on zero-copy CPU aliases of the npu
 //     tensors and re-wraps the results, again without copying. That keeps an op's overhead at a few
-//     microseconds (a tensor-subclass technique in pure Python costs 17-35 us per op);
+//     microseconds (a tensor-subclass technique in pure Python costs 17-35 us per op); float32 cos/sin, and adds
+//     too large for the cache, run the simulator's own host kernels instead (npu_fastmath.cpp);
 //   * autocast kernels for AutocastPrivateUse1 (torch registers none for PrivateUse1);
 //   * the simulated limits: chip dtype support, float64 policy, "unsupported op" CPU fallback warnings.
 // Everything else (torch.npu, torch_npu look-alike, fused ops, hccl) is Python on top of this.
@@ -16,6 +17,8 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/EmptyTensor.h>
+#include <ATen/MemoryOverlap.h>
+#include <ATen/Parallel.h>
 #include <ATen/SparseTensorImpl.h>
 #include <ATen/native/SparseTensorUtils.h>
 #include <ATen/autocast_mode.h>
@@ -38,6 +41,7 @@
 #include <ATen/ops/sparse_resize_native.h>
 #include <ATen/ops/values_native.h>
 #include <ATen/ops/view_native.h>
+#include <ATen/native/Resize.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
@@ -59,6 +63,8 @@
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
+
+#include "npu_fastmath.cpp"  // one translation unit: the simulator's own float32 cos/sin/add host kernels
 
 namespace sim {
 
@@ -769,6 +775,9 @@ struct OpInfo {
   std::vector<int> write_alias_arg;
   int64_t cfg_version = 0;
   bool unsupported = false;
+  // The simulator's own host kernel (npu_fastmath.cpp): 0 none, 1 cos, 2 sin, 3 add; and the overload's shape.
+  int fast_op = 0;
+  enum Variant { kFunctional, kOut, kInPlace } fast_variant = kFunctional;
 };
 
 static std::shared_mutex& g_ops_mu = *new std::shared_mutex;
@@ -795,6 +804,21 @@ static OpInfo* op_info(const c10::OperatorHandle& op) {
       "aten::index", "aten::index_put_", "aten::_index_put_impl_", "aten::index_put", "aten::_copy_from",
       "aten::_copy_from_and_resize"};
   info->mixed_device_ok = mixed_ok.count(schema.name()) > 0;
+  const std::string& base_name = schema.name();
+  const std::string& overload = schema.overload_name();
+  if ((base_name == "aten::cos" || base_name == "aten::sin") && (overload.empty() || overload == "out")) {
+    info->fast_op = base_name == "aten::cos" ? 1 : 2;
+    info->fast_variant = overload.empty() ? OpInfo::kFunctional : OpInfo::kOut;
+  } else if ((base_name == "aten::cos_" || base_name == "aten::sin_") && overload.empty()) {
+    info->fast_op = base_name == "aten::cos_" ? 1 : 2;
+    info->fast_variant = OpInfo::kInPlace;
+  } else if ((base_name == "aten::add" && (overload == "Tensor" || overload == "out")) ||
+             (base_name == "aten::add_" && overload == "Tensor")) {
+    info->fast_op = 3;
+    info->fast_variant = base_name == "aten::add_" ? OpInfo::kInPlace
+        : overload == "out"                        ? OpInfo::kOut
+                                                   : OpInfo::kFunctional;
+  }
   const auto& args = schema.arguments();
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i].type()->str() == "Generator?") {
@@ -906,6 +930,92 @@ struct DeviceCheck {
   }
 };
 
+// The simulator's own host kernels (npu_fastmath.cpp) take contiguous float32 npu tensors.
+static bool fast_operand(const at::Tensor& t) {
+  return t.device().type() == kNpu && t.layout() == c10::kStrided && t.scalar_type() == at::kFloat && !t.is_neg() &&
+      t.is_contiguous();
+}
+
+// Where a fast op writes: a new tensor, `self` (in place), or the out= argument (always the last one) resized as
+// torch's out= kernels resize it (warning when it had elements). Undefined where torch's kernel must run instead:
+// an out= of another dtype or layout, or an input overlapping the result other than element for element.
+static at::Tensor fast_result(
+    const OpInfo* info, torch::jit::Stack* stack, size_t base, size_t num_args, const at::Tensor& self,
+    const at::Tensor* other) {
+  at::Tensor out;
+  if (info->fast_variant == OpInfo::kFunctional) {
+    return at::empty(self.sizes(), self.options());
+  }
+  if (info->fast_variant == OpInfo::kInPlace) {
+    out = self;
+  } else {
+    const auto& out_iv = (*stack)[base + num_args - 1];
+    if (!out_iv.isTensor()) {
+      return {};
+    }
+    out = out_iv.toTensor();
+    if (out.device() != self.device() || out.layout() != c10::kStrided || out.scalar_type() != at::kFloat ||
+        out.is_neg()) {
+      return {};
+    }
+    at::native::resize_output(out, self.sizes());
+    if (!out.is_contiguous()) {
+      return {};
+    }
+  }
+  for (const at::Tensor* in : {&self, other}) {
+    if (in != nullptr) {
+      auto overlap = at::get_overlap_status(*in, out);
+      if (overlap != at::MemOverlapStatus::No && overlap != at::MemOverlapStatus::Full) {
+        return {};
+      }
+    }
+  }
+  return out;
+}
+
+static bool is_one(const c10::IValue& v) {
+  return v.isInt() ? v.toInt() == 1 : v.isDouble() && v.toDouble() == 1.0;
+}
+
+// cos/sin of any size, and adds (alpha 1, equal shapes) large enough for streaming stores, by the simulator's own
+// kernels. False leaves the op to torch's CPU kernel (other dtypes, strides, broadcasting, hosts without them).
+static bool try_fast_op(const OpInfo* info, torch::jit::Stack* stack, size_t base, size_t num_args) {
+  const auto& self_iv = (*stack)[base];
+  if (!self_iv.isTensor() || !fastmath::available() || !fast_operand(self_iv.toTensor())) {
+    return false;
+  }
+  const at::Tensor& self = self_iv.toTensor();
+  const at::Tensor* other = nullptr;
+  if (info->fast_op == 3) {
+    const auto& other_iv = (*stack)[base + 1];
+    if (!other_iv.isTensor() || !fast_operand(other_iv.toTensor()) || !is_one((*stack)[base + 2]) ||
+        !other_iv.toTensor().sizes().equals(self.sizes()) ||
+        self.numel() * static_cast<int64_t>(sizeof(float)) < fastmath::kStreamMinBytes) {
+      return false;
+    }
+    other = &other_iv.toTensor();
+  }
+  at::Tensor out = fast_result(info, stack, base, num_args, self, other);
+  if (!out.defined()) {
+    return false;
+  }
+  const float* in = self.const_data_ptr<float>();
+  const float* in2 = other != nullptr ? other->const_data_ptr<float>() : nullptr;
+  float* dst = out.mutable_data_ptr<float>();
+  const int op = info->fast_op;
+  at::parallel_for(0, self.numel(), at::internal::GRAIN_SIZE, [&](int64_t begin, int64_t end) {
+    if (op == 3) {
+      fastmath::add_stream(in + begin, in2 + begin, dst + begin, end - begin);
+    } else {
+      fastmath::sin_cos(in + begin, dst + begin, end - begin, op == 2);
+    }
+  });
+  torch::jit::drop(*stack, num_args);
+  torch::jit::push(*stack, std::move(out));
+  return true;
+}
+
 static void npu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   OpInfo* info = op_info(op);
   const auto& schema = op.schema();
@@ -959,6 +1069,9 @@ static void npu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack
   }
   if (check.saw_double && g_float64_policy.load(std::memory_order_relaxed) != 0) {
     apply_float64_policy(info);
+  }
+  if (info->fast_op != 0 && try_fast_op(info, stack, base, num_args)) {
+    return;
   }
 
   // Pass 2: replace npu tensors by CPU aliases; remember them to detect aliasing outputs.
