@@ -1,11 +1,14 @@
-"""Package-level promises: import is side-effect free; the CLI behaves like python for `run`."""
+"""Package-level promises: import is side-effect free; the CLI behaves like python for `run`.
+
+Checks of what a fresh interpreter imports keep a real subprocess (``run_python``); the CLI's commands run in a
+process forked from a warm interpreter (``tests/_forkserver.py``)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
+from tests._forkserver import cli, run_code
 from tests.conftest import ROOT, _clean_env, run_python
 
 
@@ -16,7 +19,7 @@ def test_import_does_not_import_torch_or_patch():
         import ascend_compat
         assert "torch" not in sys.modules, "import ascend_compat imported torch"
         assert "torch_npu" not in sys.modules
-        assert not any(type(f).__name__ == "TorchNpuFinder" for f in sys.meta_path)
+        assert not any(type(f).__module__.startswith("ascend_compat") for f in sys.meta_path)
         print(ascend_compat.__version__)
         """
     )
@@ -24,12 +27,8 @@ def test_import_does_not_import_torch_or_patch():
     assert proc.stdout.strip()
 
 
-def _cli(*args: str, env: dict[str, str] | None = None, cwd=None):
-    full = _clean_env()
-    full.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "ascend_compat", *args], capture_output=True, text=True, env=full, cwd=cwd, timeout=300
-    )
+def _cli(*args: str, env: dict[str, str] | None = None, cwd=None) -> subprocess.CompletedProcess[str]:
+    return cli(*args, env={**_clean_env(), **(env or {})}, cwd=cwd, timeout=300)
 
 
 def test_version_and_help():
@@ -121,7 +120,7 @@ def test_has_npu_without_any_npu_imports_nothing_and_is_false():
 
 
 def test_has_npu_is_true_on_the_simulated_npu():
-    proc = run_python(
+    proc = run_code(
         """
         import ascend_compat
         from ascend_compat import simulate

@@ -11,6 +11,7 @@ Importing this package imports no torch and patches nothing. Subpackages:
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 __version__ = "0.1.0"
@@ -41,7 +42,7 @@ def has_npu() -> bool:
         import torch
         import torch_npu  # noqa: F401  (registers torch.npu)
 
-        return bool(torch.npu.is_available())
+        return bool(torch.npu.is_available())  # type: ignore[attr-defined]  # torch_npu adds torch.npu
     except Exception:  # a broken torch_npu (missing CANN libraries, ...) means no usable NPU
         return False
 
@@ -55,14 +56,24 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'ascend_compat' has no attribute {name!r}")
 
 
+def _setting(variable: str) -> Any:
+    """The parsed value of the setting read from ``variable`` (:mod:`ascend_compat.settings`), or None when the
+    variable is unset or blank (the setting's default; every caller reads None so). The settings module, about
+    0.5 ms to import on ``activate()``'s path, is imported only for a variable that is set."""
+    text = os.environ.get(variable)
+    if text is None or not text.strip():
+        return None
+    from ascend_compat import settings
+
+    return settings.by_variable(variable).get()
+
+
 def _auto_activate() -> bool:
     """``ASCEND_COMPAT_AUTO_ACTIVATE``; a value it cannot read is said once and leaves the shim off (an import of
     the package must not fail on it)."""
-    from ascend_compat import settings
-
     try:
-        return settings.AUTO_ACTIVATE.get()
-    except settings.SettingError as exc:
+        return bool(_setting("ASCEND_COMPAT_AUTO_ACTIVATE"))
+    except ValueError as exc:  # settings.SettingError
         import warnings
 
         warnings.warn(f"ascend-compat: not activating: {exc}", RuntimeWarning, stacklevel=3)

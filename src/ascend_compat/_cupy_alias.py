@@ -1,16 +1,15 @@
-"""``import cupy`` / ``import cupyx`` resolving to ``ascend_compat.cupy``: the meta-path finders.
+"""``import cupy`` / ``import cupyx`` resolving to ``ascend_compat.cupy``: the providers the package finder asks.
 
-Standard library only, and nothing imported until a ``cupy`` name is looked up: the CUDA shim adds
-:func:`shim_finder` at activation without importing ``ascend_compat.cupy`` (NumPy and ~70 modules), which loads on the
-first ``import cupy``. :mod:`ascend_compat.cupy._install` builds ``install_as_cupy()`` on :class:`CupyAliasFinder`.
+Standard library only, and imported only when a ``cupy`` name is looked up: the CUDA shim registers
+``"ascend_compat._cupy_alias:shim_provider"`` with :func:`ascend_compat._import_hooks.provide` at activation (mode
+``"fallback"``) without importing this module or ``ascend_compat.cupy`` (NumPy and ~70 modules), which loads on the
+first ``import cupy``. :mod:`ascend_compat.cupy._install` registers :func:`alias_provider` for ``install_as_cupy()``.
 
-Two finders:
-
-- :class:`CupyAliasFinder` (``install_as_cupy``) answers every ``cupy``/``cupyx`` name; its caller has already
-  checked that no usable real CuPy is installed.
-- :class:`ShimCupyFinder` (the shim) never shadows anything: it answers ``cupy`` (or ``cupyx``) only when no other
-  finder on ``sys.meta_path`` finds a module of that name, and ``cupy.<sub>`` only while ``sys.modules["cupy"]`` is
-  ``ascend_compat.cupy``. An installed real CuPy, usable or not, is always imported instead.
+- :func:`alias_provider` (``install_as_cupy``, mode ``"replace"``) answers every ``cupy``/``cupyx`` name; its caller
+  has already checked that no usable real CuPy is installed.
+- :func:`shim_provider` (the shim) never shadows anything: the finder asks it for ``cupy`` (or ``cupyx``) only when
+  no other finder on ``sys.meta_path`` finds a module of that name, and it answers ``cupy.<sub>`` only while
+  ``sys.modules["cupy"]`` is ``ascend_compat.cupy``. An installed real CuPy, usable or not, is always imported instead.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from importlib.machinery import ModuleSpec
 from types import ModuleType
 from typing import Any, Optional
 
-__all__ = ["TARGETS", "CupyAliasFinder", "ShimCupyFinder", "alias_target", "forget_aliases", "is_alias", "shim_finder"]
+__all__ = ["TARGETS", "alias_provider", "alias_target", "forget_aliases", "is_alias", "shim_provider"]
 
 #: The top-level names aliased, and the modules they resolve to.
 TARGETS = {"cupy": "ascend_compat.cupy", "cupyx": "ascend_compat.cupy._cupyx"}
@@ -79,60 +78,42 @@ def _alias_spec(fullname: str) -> Optional[ModuleSpec]:
     return None
 
 
-class CupyAliasFinder:
-    """Finds ``cupy[.<sub>]`` as ``ascend_compat.cupy[.<sub>]`` and ``cupyx`` as ``ascend_compat.cupy._cupyx``."""
+class _AliasProvider:
+    """``install_as_cupy``'s provider (mode "replace"): every ``cupy``/``cupyx`` name, as the product's module."""
 
     def find_spec(self, fullname: str, path: Optional[Sequence[str]] = None,
                   target: Optional[ModuleType] = None) -> Optional[ModuleSpec]:
         return _alias_spec(fullname)
 
-    def invalidate_caches(self) -> None:
-        """Nothing cached."""
+    def forget(self) -> None:
+        forget_aliases()
 
 
-class ShimCupyFinder:
-    """The shim's finder: a last resort for ``cupy``/``cupyx``, never in front of an installed one.
+class _ShimProvider(_AliasProvider):
+    """The shim's provider (mode "fallback": the finder asks it for a top-level name only when no other finder
+    finds one, and for ``cupy.<sub>`` only while it :meth:`owns` ``sys.modules["cupy"]``, so a real CuPy's own
+    submodules are never shadowed). Asked first (the package finder leads ``sys.meta_path``), before the path
+    finder, which would otherwise load ``cupy.linalg`` a second time from ``ascend_compat/cupy/linalg``."""
 
-    Put it first on ``sys.meta_path`` (the import system asks it before the path finder, which would otherwise load
-    ``cupy.linalg`` a second time from ``ascend_compat/cupy/linalg``); for a top-level name it first asks every
-    other finder, and answers only when none finds it.
-    """
-
-    def find_spec(self, fullname: str, path: Optional[Sequence[str]] = None,
-                  target: Optional[ModuleType] = None) -> Optional[ModuleSpec]:
-        top, dot, _ = fullname.partition(".")
-        if top not in TARGETS:  # every other import pays this one lookup
-            return None
-        if dot:
-            return _alias_spec(fullname) if is_alias(sys.modules.get(top), top) else None
-        if top in sys.modules or self._found_elsewhere(fullname):
-            return None
-        return _alias_spec(fullname)
-
-    def _found_elsewhere(self, name: str) -> bool:
-        for finder in list(sys.meta_path):
-            if finder is self or isinstance(finder, (CupyAliasFinder, ShimCupyFinder)):
-                continue
-            find: Any = getattr(finder, "find_spec", None)
-            try:
-                if find is not None and find(name, None) is not None:
-                    return True
-            except Exception:  # a broken third-party finder must not break `import cupy`; the import retries it
-                continue
-        return False
-
-    def invalidate_caches(self) -> None:
-        """Nothing cached."""
+    def owns(self, top: str, module: Optional[ModuleType]) -> bool:
+        """True when ``module`` (``sys.modules[top]``) is this package's alias."""
+        return is_alias(module, top)
 
 
-def shim_finder() -> ShimCupyFinder:
-    """A new :class:`ShimCupyFinder`, for the shim to insert at the front of ``sys.meta_path`` through its ledger."""
-    return ShimCupyFinder()
+def alias_provider() -> _AliasProvider:
+    """The provider ``install_as_cupy()`` registers (a ``"module:function"`` factory for ``_import_hooks``)."""
+    return _AliasProvider()
+
+
+def shim_provider() -> _ShimProvider:
+    """The provider the shim registers at activation, as ``"ascend_compat._cupy_alias:shim_provider"``: this
+    module is imported only when ``import cupy`` (or ``cupyx``) happens."""
+    return _ShimProvider()
 
 
 def forget_aliases() -> list[str]:
     """Drop the ``cupy``/``cupyx`` names bound to this package from ``sys.modules`` (a real CuPy's stay); the names
-    dropped. The shim calls it when it deactivates, after removing its finder, so ``import cupy`` fails again."""
+    dropped. The providers' ``forget``: withdrawing one (the shim's deactivation) makes ``import cupy`` fail again."""
     gone = [name for name, module in list(sys.modules.items())
             if alias_target(name) is not None and getattr(module, "__name__", "").startswith(TARGETS["cupy"])]
     for name in gone:

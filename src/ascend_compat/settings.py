@@ -34,7 +34,7 @@ else:
         def __class_getitem__(cls, item):
             return cls
 
-__all__ = ["ALL", "Setting", "SettingError", "cache_root", "markdown_table"]
+__all__ = ["ALL", "Setting", "SettingError", "by_variable", "cache_root", "markdown_table"]
 
 
 class SettingError(ValueError):
@@ -282,6 +282,13 @@ ALL: tuple[Setting[Any], ...] = (
     NO_COLOR, LOCAL_WORLD_SIZE, CUDA_VISIBLE_DEVICES, XDG_CACHE_HOME, HF_HUB_CACHE, HUGGINGFACE_HUB_CACHE, HF_HOME,
     HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE, ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME, CXX, CUPY_SEED, VLLM_PLUGINS,
 )
+
+_BY_VARIABLE = {s.name: s for s in ALL}
+
+
+def by_variable(variable: str) -> Setting[Any]:
+    """The setting read from the environment variable ``variable`` (KeyError: the package does not read it)."""
+    return _BY_VARIABLE[variable]
 
 
 def cache_root() -> str:

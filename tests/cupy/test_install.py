@@ -13,7 +13,8 @@ ALIAS = """
     import sys
     from ascend_compat.cupy._install import install_as_cupy, is_installed_as_cupy, uninstall_as_cupy
     print(install_as_cupy(), install_as_cupy())
-    print(sum(type(f).__name__ == "CupyAliasFinder" for f in sys.meta_path))
+    from ascend_compat import _import_hooks
+    print(sum(f is _import_hooks.FINDER for f in sys.meta_path), _import_hooks.provisions())
     import cupy, cupy.linalg, cupy.random, cupy.fft, cupy.cuda.runtime
     import ascend_compat.cupy as acp
     from cupy.exceptions import AxisError
@@ -47,7 +48,8 @@ def test_import_cupy_resolves_to_the_module():
     """ + GONE
     res = run_python(code)
     assert res.returncode == 0, res.stderr
-    assert res.stdout.split("\n")[:5] == ["True True", "1", "True True True AxisError",
+    assert res.stdout.split("\n")[:5] == ["True True", "1 [('cupy', 'replace'), ('cupyx', 'replace')]",
+                                          "True True True AxisError",
                                           "ascend_compat.cupy (2,) 1", "False False"]
     assert "gone" in res.stdout
 
@@ -107,9 +109,11 @@ SHIM = """
     import ascend_compat
     before = set(sys.modules)
     t0 = time.perf_counter()
-    from ascend_compat._cupy_alias import shim_finder
-    finder = shim_finder()
-    sys.meta_path.insert(0, finder)  # what the shim's activation does, through its ledger
+    from ascend_compat import _import_hooks
+    from ascend_compat.cuda_shim.ledger import Ledger
+    ledger = Ledger()
+    _import_hooks.provide(("cupy", "cupyx"), "ascend_compat._cupy_alias:shim_provider", "fallback", ledger=ledger)
+    finder = _import_hooks.FINDER  # what the shim's activation registers, through its ledger
     cost_ms = (time.perf_counter() - t0) * 1e3
     new = sorted(set(sys.modules) - before)
     print("light", [m for m in new if m.startswith(("numpy", "torch", "ascend_compat.cupy"))] == [], cost_ms < 50)
@@ -123,9 +127,9 @@ def test_shim_finder_is_light_and_aliases_cupy_and_cupyx():
     import ascend_compat.cupy.linalg as alinalg
     print(cupy is acp, cupy.linalg is alinalg, sys.modules["cupy.linalg"] is alinalg, cupyx.errstate is not None)
     print(cupy.arange(3).sum().item(), cupyx.__name__)
-    from ascend_compat._cupy_alias import forget_aliases
-    sys.meta_path.remove(finder)  # what the shim's deactivation does
-    print(sorted(forget_aliases())[:3], [n for n in sys.modules if n.split(".")[0] in ("cupy", "cupyx")])
+    aliased = sorted(n for n in sys.modules if n.split(".")[0] in ("cupy", "cupyx"))
+    ledger.restore()  # what the shim's deactivation does: the provider forgets its aliases
+    print(aliased[:3], [n for n in sys.modules if n.split(".")[0] in ("cupy", "cupyx")])
     """ + GONE
     res = run_python(code)
     assert res.returncode == 0, res.stderr

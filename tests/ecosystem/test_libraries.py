@@ -47,9 +47,13 @@ def test_import_flash_attn_gives_the_drop_in_and_deactivation_removes_it():
             else:
                 raise AssertionError("unknown name resolved")
             ascend_compat.deactivate()
-            # The drop-in's finder and the import-hook finder are gone (the simulator's stays installed).
+            # The drop-in and the import hooks are gone; the package's one finder stays, serving only the
+            # simulator's torch_npu (installed for the process).
+            from ascend_compat import _import_hooks
             ours = [f for f in sys.meta_path if type(f).__module__.startswith("ascend_compat.")]
-            assert all(type(f).__module__.startswith("ascend_compat.simulate") for f in ours), ours
+            assert ours == [_import_hooks.FINDER], ours
+            assert _import_hooks.provisions() == [("torch_npu", "replace")], _import_hooks.provisions()
+            assert _import_hooks.pending() == {}, _import_hooks.pending()
             assert not any(n == "flash_attn" or n.startswith("flash_attn.") for n in sys.modules)
             try:
                 import flash_attn

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 #: ``snapshot()`` (every namespace the shim patches, by identity; sys.meta_path, os.environ, copyreg, atexit, the
-#: SIGINT handler, waiting import hooks, the TorchScript builtin table) and ``diff(a, b)`` (what differs).
+#: SIGINT handler, waiting import hooks and provided modules, the TorchScript builtin table) and ``diff(a, b)``
+#: (what differs).
 SNAPSHOT = r'''
 import atexit, copyreg, os, signal, sys
 import torch, torch.nn, torch.utils.data, torch.distributed as dist
@@ -31,6 +32,7 @@ def snapshot():
     out["environ"] = {k: sys.intern(v) for k, v in os.environ.items()}
     out["misc"] = {"sigint": signal.getsignal(signal.SIGINT), "atexit": atexit._ncallbacks(),
                    "hooks": tuple(sorted(_import_hooks.pending().items())), "ledger": len(cuda_shim._LEDGER),
+                   "provisions": tuple(_import_hooks.provisions()),
                    "depth": cuda_shim._DEPTH}
     return out
 

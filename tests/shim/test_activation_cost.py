@@ -12,12 +12,11 @@ from tests.conftest import run_python
 #: What activate() may import on CPU fallback (beyond ascend_compat itself).
 ALLOWED = {
     "ascend_compat._import_hooks",
-    "ascend_compat._cupy_alias",
     "ascend_compat._value",
     "ascend_compat.backends",
-    "ascend_compat.settings",
     "ascend_compat.cuda_shim",
     "ascend_compat.cuda_shim._cuda_table",
+    "ascend_compat.cuda_shim._signals",
     "ascend_compat.cuda_shim.core_patches",
     "ascend_compat.cuda_shim.cpu_device",
     "ascend_compat.cuda_shim.cuda_functions",
@@ -27,7 +26,6 @@ ALLOWED = {
     "ascend_compat.cuda_shim.ledger",
     "ascend_compat.cuda_shim.patches",
     "ascend_compat.ecosystem",
-    "ascend_compat.ecosystem.patching",
 }
 #: Library patch implementations and the flash_attn drop-in: imported only once their library is.
 LIBRARY_MODULES = (
@@ -286,3 +284,72 @@ def test_the_builtin_backend_data_matches_the_classes():
     for name, path, adapter in registry.BUILTIN_BACKENDS:
         cls = registry._import_class(path)
         assert (cls.name, cls.adapter_module) == (name, adapter), path
+
+
+def test_the_trigger_table_is_the_declared_library_patches():
+    # activate() registers the library patches from ecosystem.TRIGGERS without importing ecosystem.patching, where
+    # each patch is declared: the two must name the same patches, modules and backends.
+    from ascend_compat import ecosystem
+    from ascend_compat.ecosystem import patching
+
+    kinds = {ecosystem.only_on_npu: "npu", ecosystem.only_on_cpu_fallback: "cpu fallback"}
+    declared = [(p.name, p.module, kinds.get(p.when)) for p in patching.PATCHES if not p.name.startswith("test.")]
+    assert tuple(declared) == ecosystem.TRIGGERS
+
+
+def test_settings_read_on_the_activation_path_name_real_variables_and_parse_as_settings_do(monkeypatch):
+    import pathlib
+
+    from ascend_compat import _setting, settings
+
+    src = pathlib.Path(__file__).resolve().parents[2] / "src" / "ascend_compat"
+    used = {m for f in src.rglob("*.py") for m in re.findall(r'_setting\("([A-Z_]+)"\)', f.read_text("utf-8"))}
+    assert {"ASCEND_COMPAT_BACKEND", "ASCEND_COMPAT_CUDA_AVAILABLE", "ASCEND_COMPAT_FLASH_ATTN"} <= used
+    for variable in used:
+        assert settings.by_variable(variable).name == variable
+        monkeypatch.delenv(variable, raising=False)
+        assert _setting(variable) is None
+        monkeypatch.setenv(variable, "  ")  # blank reads as unset, as Setting.get() says
+        assert _setting(variable) is None
+    monkeypatch.setenv("ASCEND_COMPAT_CUDA_CAPABILITY", "7.0")
+    assert _setting("ASCEND_COMPAT_CUDA_CAPABILITY") == (7, 0)
+    monkeypatch.setenv("ASCEND_COMPAT_FLASH_ATTN", "off")
+    assert _setting("ASCEND_COMPAT_FLASH_ATTN") is False
+    monkeypatch.setenv("ASCEND_COMPAT_CUDA_AVAILABLE", "perhaps")
+    with pytest.raises(settings.SettingError, match="ASCEND_COMPAT_CUDA_AVAILABLE"):
+        _setting("ASCEND_COMPAT_CUDA_AVAILABLE")
+
+
+CACHE_ENVS = [{}, {"XDG_CACHE_HOME": "/x/cache"}, {"ASCEND_COMPAT_CACHE_DIR": "/y", "XDG_CACHE_HOME": "/x"}]
+
+
+@pytest.mark.parametrize("env", CACHE_ENVS)
+def test_the_entry_point_cache_lives_in_the_settings_cache_root(monkeypatch, env):
+    import os
+
+    from ascend_compat import settings
+    from ascend_compat.backends import _entry_point_cache
+
+    for name in ("ASCEND_COMPAT_CACHE_DIR", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert _entry_point_cache.cache_file() == os.path.join(settings.cache_root(), "backend-entry-points.json")
+
+
+def test_the_builtin_operator_table_gets_the_wrappers_and_loses_them_on_deactivation():
+    proc = run_python(
+        """
+import torch
+from torch.jit import _builtins
+table = _builtins._get_builtin_table()
+before = dict(table)
+import ascend_compat
+ascend_compat.activate()
+print(table.get(id(torch.zeros)) == before[id(torch.zeros.__wrapped__)], len(table) > len(before))
+ascend_compat.deactivate()
+print(table == before)
+"""
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "True", "True"]

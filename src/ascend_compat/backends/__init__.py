@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
 
-from ascend_compat import settings
+from ascend_compat import _setting
 from ascend_compat.backends import registry
 from ascend_compat.backends.registry import (
     BUILTIN_BACKENDS,
@@ -126,7 +126,7 @@ def detect(override: Optional[str] = None) -> Detection:
     answers first, and then only when a cached check finds a distribution that may declare one (the scan of every
     installed distribution costs ~4 ms).
     """
-    override = override or settings.BACKEND.get() or None
+    override = override or _setting("ASCEND_COMPAT_BACKEND") or None
     if override:
         return Detection(get_backend(override), f"requested ({override})")
     native = _native_cuda()

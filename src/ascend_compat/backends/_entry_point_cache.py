@@ -33,17 +33,21 @@ _METADATA_SUFFIXES = (".dist-info", ".egg-info")
 
 
 def cache_file() -> str:
-    from ascend_compat.settings import cache_root
+    """``settings.cache_root()``'s ``backend-entry-points.json``, without importing the settings module while
+    neither variable is set (detection runs on ``activate()``'s path)."""
+    from ascend_compat import _setting
 
-    return os.path.join(cache_root(), "backend-entry-points.json")
+    root = _setting("ASCEND_COMPAT_CACHE_DIR") or os.path.join(
+        _setting("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "ascend_compat")
+    return os.path.join(root, "backend-entry-points.json")
 
 
 def _read(path: str) -> dict[str, Any]:
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, "rb") as f:  # bytes: json decodes UTF-8 itself, without a text wrapper
             import json
 
-            data = json.load(f)
+            data = json.loads(f.read())
     except (OSError, ValueError):
         return {}
     dirs = data.get("dirs") if isinstance(data, dict) and data.get("version") == _VERSION else None
@@ -89,14 +93,14 @@ def _dir_declares(path: str, needle: bytes) -> bool:
 
 
 def _other_distribution_finders() -> bool:
-    """True when a ``sys.meta_path`` finder other than the path finder (and the flash_attn drop-in's, which lists
-    only a distribution with no entry points) can list distributions."""
+    """True when a ``sys.meta_path`` finder other than the path finder (and the package's own, which lists only
+    distributions with no entry points: the flash_attn drop-in, the simulated torch_npu) can list distributions."""
     import importlib.machinery
 
     for finder in sys.meta_path:
         if finder is importlib.machinery.PathFinder or not hasattr(finder, "find_distributions"):
             continue
-        if type(finder).__module__ == "ascend_compat.ecosystem.flash_attn_provider":
+        if type(finder).__module__ == "ascend_compat._import_hooks":
             continue
         return True
     return False

@@ -237,7 +237,8 @@ def load_entry_points(*, cached: bool = False) -> None:
     from importlib.metadata import entry_points
 
     eps = entry_points()
-    group = eps.select(group=ENTRY_POINT_GROUP) if hasattr(eps, "select") else eps.get(ENTRY_POINT_GROUP, [])
+    # Python 3.9's entry_points() is a dict of groups; 3.10+ selects.
+    group = eps.select(group=ENTRY_POINT_GROUP) if hasattr(eps, "select") else eps.get(ENTRY_POINT_GROUP, [])  # type: ignore[arg-type]
     for ep in group:
         try:
             register(ep.load())

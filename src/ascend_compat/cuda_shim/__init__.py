@@ -19,13 +19,13 @@ Environment (:mod:`ascend_compat.settings`): ``ASCEND_COMPAT_NO_PATCH=1`` (activ
 from __future__ import annotations
 
 import logging
-import os
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Optional
 
+from ascend_compat import _setting
 from ascend_compat.cuda_shim import devices
 from ascend_compat.cuda_shim.ledger import Ledger, signals_deferred
 
@@ -40,18 +40,8 @@ _NOOP_REASON: Optional[str] = None
 _DTYPES_MODULE = "ascend_compat.cuda_shim.dtype_policy"
 
 
-def _setting(name: str, variable: str) -> Any:
-    """``settings.<name>.get()``, importing the settings module only when ``variable`` is set: importing it costs
-    about 1.5 ms, on activate()'s path, and these variables are usually unset."""
-    if variable not in os.environ:
-        return None
-    from ascend_compat import settings
-
-    return getattr(settings, name).get()
-
-
 def _configure_logging() -> None:
-    level = _setting("LOG_LEVEL", "ASCEND_COMPAT_LOG_LEVEL")
+    level = _setting("ASCEND_COMPAT_LOG_LEVEL")
     if level:
         logging.basicConfig()
         log.setLevel(level)
@@ -59,7 +49,7 @@ def _configure_logging() -> None:
 
 
 def _no_patch() -> bool:
-    return bool(_setting("NO_PATCH", "ASCEND_COMPAT_NO_PATCH"))
+    return bool(_setting("ASCEND_COMPAT_NO_PATCH"))
 
 
 def package_ledger() -> Ledger:
@@ -111,7 +101,7 @@ def activate(backend: Optional[str] = None, *, dtype_policy: Optional[str] = Non
 
 def _first_activation(backend: Optional[str]) -> None:
     global _DEPTH, _BACKEND, _NOOP_REASON
-    if _setting("SIMULATE", "ASCEND_COMPAT_SIMULATE"):
+    if _setting("ASCEND_COMPAT_SIMULATE"):
         from ascend_compat import simulate
 
         simulate.install_from_env()
@@ -124,12 +114,12 @@ def _first_activation(backend: Optional[str]) -> None:
         return
     chosen = found.backend
     chosen.load()
+    from ascend_compat import ecosystem  # the library patches, as a table (their modules load with the libraries)
     from ascend_compat.cuda_shim import core_patches
-    from ascend_compat.ecosystem import patching as library_patches
 
     with _LEDGER.transaction():
         core_patches.apply(_LEDGER, chosen)
-        library_patches.install(_LEDGER, chosen)
+        ecosystem.install(_LEDGER, chosen)
         _LEDGER.setattr(devices.TARGET, "active", True, label="shim active")  # last: every wrapper switches
     _BACKEND, _NOOP_REASON, _DEPTH = chosen, None, 1
     log.info("ascend-compat: redirecting CUDA to %s (%s)", chosen.device_type, found.reason)
@@ -143,7 +133,7 @@ def _dtype_module(requested: Optional[str]) -> Any:
     there is nothing for activation or deactivation to tell it.
     """
     module = sys.modules.get(_DTYPES_MODULE)
-    if module is None and (requested is not None or _setting("DTYPE_POLICY", "ASCEND_COMPAT_DTYPE_POLICY")):
+    if module is None and (requested is not None or _setting("ASCEND_COMPAT_DTYPE_POLICY")):
         from ascend_compat.cuda_shim import dtype_policy as module
     return module
 

@@ -14,7 +14,7 @@ import sys
 import threading
 from typing import Any, Callable, Optional
 
-from ascend_compat.cuda_shim.devices import TARGET, count, map_device, target_device, wraps
+from ascend_compat.cuda_shim.devices import TARGET, count, map_device, wraps
 
 #: Names whose replacement is not read from the table's kind alone (``device_count`` only with no device).
 _SPECIAL = (
@@ -86,6 +86,8 @@ class Builder:
             return _unsupported(name, entry, original)
         if kind == "noop":
             return self.noops[name]
+        from ascend_compat.cuda_shim._cuda_legacy import legacy_tensor_type  # built on first use only
+
         return legacy_tensor_type(name)  # adapted *Tensor
 
     def _special(self, name: str) -> Any:
@@ -115,52 +117,6 @@ class Builder:
         if name == "StreamContext":
             return type("StreamContext", (_StreamContext,), {"module": m})
         return lambda: 0  # device_count on CPU fallback with ASCEND_COMPAT_CUDA_AVAILABLE=false
-
-
-LEGACY_DTYPES = {
-    "BFloat16": "bfloat16", "Bool": "bool", "Byte": "uint8", "Char": "int8", "Double": "float64", "Float": "float32",
-    "Half": "float16", "Int": "int32", "Long": "int64", "Short": "int16",
-}  # fmt: skip
-
-
-class _LegacyMeta(type):
-    """The metaclass of the legacy tensor types: one for all of them (each type carries its ``dtype``)."""
-
-    dtype: Any
-
-    def __instancecheck__(cls, obj: Any) -> bool:
-        import torch
-
-        return isinstance(obj, torch.Tensor) and obj.dtype == cls.dtype and obj.device.type == TARGET.device_type
-
-    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        import torch
-
-        count(f"torch.cuda.{cls.__name__}")
-        if len(args) == 1 and not isinstance(args[0], int):
-            return torch.as_tensor(args[0], dtype=cls.dtype, device=target_device())
-        return torch.empty(*args, dtype=cls.dtype, device=target_device())
-
-
-def legacy_tensor_type(name: str) -> type:
-    """``torch.cuda.FloatTensor`` and friends (``name`` ends in ``Tensor``): build tensors of that dtype on the
-    target; isinstance works.
-
-    Like CUDA's tensor types they carry ``dtype`` and ``is_cuda``; ``torch.set_default_tensor_type`` reads them
-    (see :mod:`~ascend_compat.cuda_shim._cuda_legacy`).
-    """
-    import torch
-
-    dtype = getattr(torch, LEGACY_DTYPES[name[: -len("Tensor")]])
-    attrs = {
-        "__module__": "torch.cuda",
-        "__doc__": f"Legacy {dtype} tensor type on the target.",
-        "dtype": dtype,
-        "is_cuda": True,
-        "is_sparse": False,
-        "_ascend_compat_legacy": True,
-    }
-    return _LegacyMeta(name, (), attrs)
 
 
 def _nested(flat: dict[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,8 @@ the upstream issue where there is one, and the backends it applies to. ``apply``
 
 Each entry has the shape of a library patch (:class:`~ascend_compat.ecosystem.patching.LibraryPatch`); its
 ``apply(plan, torch, backend)`` makes its changes through ``plan`` (the shim's ledger). ``ascend-compat info
---patches [--json]`` lists them. The wrappers themselves are in :mod:`~ascend_compat.cuda_shim.patches`, the
+--patches [--json]`` lists them. The wrappers themselves are in :mod:`~ascend_compat.cuda_shim.patches` (the
+``torch.device`` / ``torch.Generator`` stand-ins in :mod:`~ascend_compat.cuda_shim.devices`), the
 torch.cuda replacements in :mod:`~ascend_compat.cuda_shim.cuda_functions`, distributed in
 :mod:`~ascend_compat.cuda_shim.distributed`, the CPU-fallback policy in :mod:`~ascend_compat.cuda_shim.fallback`.
 """
@@ -14,7 +15,7 @@ import functools
 import os
 import sys
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ascend_compat._value import FieldValue
 from ascend_compat.cuda_shim import cuda_functions, devices, patches
@@ -36,13 +37,15 @@ class Plan:
     """The ledger as the core patches use it. TorchScript resolves a call such as ``torch.tensor(...)`` by the
     identity of the function it finds, in its table of builtin operators; a Python wrapper standing in for a
     builtin is not in it, and TorchScript would try to compile the wrapper (``torch.distributed.optim`` does at
-    import). Every module-level replacement of a builtin is therefore registered as that same operator."""
+    import). Every module-level replacement of a builtin is therefore registered as that same operator; one
+    ledger record takes them all out again (some thirty, one record each cost ~0.2 ms on ``activate()``'s path)."""
 
     def __init__(self, ledger: Ledger) -> None:
         from torch.jit import _builtins
 
         self.ledger = ledger
         self.builtins = _builtins._get_builtin_table()
+        self._registered: Optional[list[int]] = None  # ids this plan added to the builtin table
 
     def item(self, mapping: Any, key: Any, value: Any, label: str = "") -> None:
         self.ledger.setitem(mapping, key, value, label)
@@ -51,7 +54,21 @@ class Plan:
         original = self.ledger.setattr(owner, name, value)
         op = self.builtins.get(id(original)) if original is not None and not isinstance(owner, type) else None
         if op is not None and id(value) not in self.builtins:
-            self.item(self.builtins, id(value), op, f"torch.jit builtin {op}")
+            self._register_builtin(id(value), op)
+
+    def _register_builtin(self, key: int, op: Any) -> None:
+        added = self._registered
+        if added is None:  # the record first, then the changes it undoes
+            added = self._registered = []
+            table = self.builtins
+
+            def unregister() -> None:
+                while added:
+                    table.pop(added.pop(), None)
+
+            self.ledger.on_restore(unregister, "torch.jit builtins: the wrappers standing in for builtin operators")
+        added.append(key)
+        self.builtins[key] = op
 
 
 if TYPE_CHECKING:  # a runtime alias costs a typing subscription on activate()'s path
@@ -101,14 +118,14 @@ def _device(plan: Plan, torch: Any, backend: Any) -> None:
     import copyreg
 
     real = TARGET.real_device
-    proxy: Any = patches._make_device_proxy(real)
+    proxy: Any = devices.make_device_proxy(real)
     plan.ledger.on_restore(proxy._ascend_compat_cache.clear, "torch.device stand-in: its cache")
     plan.patch(torch, "device", proxy)
-    plan.item(copyreg.dispatch_table, real, patches._reduce_device, "copyreg")
+    plan.item(copyreg.dispatch_table, real, devices.reduce_device, "copyreg")
 
 
 def _generator(plan: Plan, torch: Any, backend: Any) -> None:
-    plan.patch(torch, "Generator", patches._make_generator_proxy(torch.Generator))
+    plan.patch(torch, "Generator", devices.make_generator_proxy(torch.Generator))
 
 
 def _default_device(plan: Plan, torch: Any, backend: Any) -> None:
@@ -171,12 +188,12 @@ def _cuda_names(plan: Plan, torch: Any, backend: Any) -> None:
 
 
 def _cupy_alias(plan: Plan, torch: Any, backend: Any) -> None:
-    # The finder answers only when no other finder finds a cupy (an installed CuPy always wins); its module is
-    # stdlib-only, so activation never imports numpy or ascend_compat.cupy.
-    from ascend_compat import _cupy_alias as alias
+    # A fallback provider: asked only when no other finder finds a cupy (an installed CuPy always wins). Named by
+    # its path, so _cupy_alias (and numpy, ascend_compat.cupy) load at `import cupy`, never at activation.
+    from ascend_compat import _import_hooks
 
-    plan.ledger.insert(sys.meta_path, alias.shim_finder(), 0, label="import cupy/cupyx -> ascend_compat.cupy")
-    plan.ledger.on_restore(alias.forget_aliases, "forget the cupy/cupyx aliases")
+    _import_hooks.provide(("cupy", "cupyx"), "ascend_compat._cupy_alias:shim_provider", "fallback",
+                          ledger=plan.ledger, label="import cupy/cupyx -> ascend_compat.cupy")
 
 
 def _host_fallback(plan: Plan, torch: Any, backend: Any) -> None:
@@ -256,7 +273,7 @@ CORE_PATCHES: tuple[CorePatch, ...] = (
     CorePatch("torch.cuda", "every name of torch.cuda.__all__ and its submodules, as cuda_api.json classifies it",
               "torch.cuda.* answers for the target: direct, adapted, documented no-op or a clear unsupported error",
               _NO_ISSUE, apply=_cuda_names),
-    CorePatch("import cupy", "sys.meta_path (a finder for cupy/cupyx)",
+    CorePatch("import cupy", "sys.meta_path (cupy/cupyx served by the package's import finder)",
               "CuPy code (import cupy as cp) runs on the target through ascend_compat.cupy when no CuPy is "
               "installed; an installed CuPy is never shadowed (ascend_compat.cupy.install_as_cupy() replaces one "
               "that cannot run)", _NO_ISSUE, apply=_cupy_alias),

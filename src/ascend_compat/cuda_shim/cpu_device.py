@@ -59,6 +59,11 @@ class _CPUProperties:
     # Declaration order (repr, equality, positional arguments).
     _FIELDS = ("name", "total_memory", "multi_processor_count", "major", "minor")
     __slots__ = _FIELDS
+    name: str
+    total_memory: int
+    multi_processor_count: int
+    major: int
+    minor: int
 
     def __init__(self, name: str, total_memory: int, multi_processor_count: int, major: int = 0, minor: int = 0):
         for field, value in zip(self._FIELDS, (name, total_memory, multi_processor_count, major, minor)):

@@ -17,6 +17,7 @@ import os
 import threading
 from typing import Any, Callable
 
+from ascend_compat import _setting
 from ascend_compat.cuda_shim._cuda_table import Builder, conform, nvtx_noops
 from ascend_compat.cuda_shim.devices import TARGET, target_device, wrapping
 
@@ -55,14 +56,14 @@ def _cuda_api_data() -> dict[str, Any]:
 
     Read beside this file when it is a file (a plain open costs half of ``importlib.resources`` on activation's
     path), through ``importlib.resources`` otherwise (a zip)."""
-    try:
-        with open(os.path.join(os.path.dirname(__file__), "cuda_api.json"), encoding="utf-8") as f:
-            text = f.read()
+    try:  # bytes: json decodes UTF-8 itself, without a text wrapper
+        with open(os.path.join(os.path.dirname(__file__), "cuda_api.json"), "rb") as f:
+            data = f.read()
     except OSError:
         from importlib import resources
 
-        text = resources.files("ascend_compat.cuda_shim").joinpath("cuda_api.json").read_text("utf-8")
-    return dict(json.loads(text))
+        data = resources.files("ascend_compat.cuda_shim").joinpath("cuda_api.json").read_bytes()
+    return dict(json.loads(data))
 
 
 def cuda_api_table() -> dict[str, dict[str, str]]:
@@ -77,18 +78,15 @@ def cuda_available() -> bool:
     a script gated on CUDA (``assert torch.cuda.is_available()``, ``mp.spawn(nprocs=torch.cuda.device_count())``)
     runs on the target, as it would on a GPU machine.
     """
-    from ascend_compat import settings
-
-    return settings.CUDA_AVAILABLE.get() != "false"
+    return _setting("ASCEND_COMPAT_CUDA_AVAILABLE") != "false"  # unset: auto
 
 
 def capability() -> tuple[int, ...]:
     """What ``get_device_capability()`` answers: ``ASCEND_COMPAT_CUDA_CAPABILITY``, else (8, 0) where the target
     computes bf16 and (7, 5) where it does not (the reason is in cuda_api.json, ``get_device_capability``)."""
-    from ascend_compat import settings
-
-    if settings.CUDA_CAPABILITY.is_set():
-        return settings.CUDA_CAPABILITY.get()
+    chosen = _setting("ASCEND_COMPAT_CUDA_CAPABILITY")
+    if chosen is not None:
+        return tuple(chosen)
     backend = TARGET.backend
     return (8, 0) if backend is None or backend.autocast_bf16() else (7, 5)
 

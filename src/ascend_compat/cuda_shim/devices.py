@@ -2,6 +2,9 @@
 
 Only a ``str`` that *is* a CUDA device spec (``"cuda"``, ``"cuda:1"``), a ``torch.device`` of type cuda, or an
 int ordinal in a device position is translated. ``"/data/cuda_ckpt.pt"`` is just a string and is never touched.
+
+Also here: the stand-ins for ``torch.device`` and ``torch.Generator`` that translate at construction, and the
+wrapping helper every module of the shim uses.
 """
 
 from __future__ import annotations
@@ -149,6 +152,88 @@ def _cuda_tags_to_target(storage: Any, location: str) -> Any:
             return storage
         return storage.to(target) if hasattr(storage, "to") else storage
     return None  # let torch restore other locations as usual
+
+
+# -- stand-ins for torch.device and torch.Generator (types, so isinstance, annotations and pickling keep working) ---
+
+
+def make_device_proxy(real: type) -> type:
+    """A stand-in for ``torch.device`` that stays a type: isinstance, ``int | torch.device`` and pickling work."""
+
+    cache: dict[tuple[Any, ...], tuple[Any, bool]] = {}
+
+    class _DeviceMeta(type):
+        def __instancecheck__(cls, obj: Any) -> bool:
+            return isinstance(obj, real)
+
+        def __subclasscheck__(cls, sub: type) -> bool:
+            return issubclass(sub, real)
+
+        # Equal to (and hashing as) the type it stands for: ``type(d) == torch.device`` holds, and torch.fx's code
+        # generation, which skips ``obj != torch.device``, still binds the name ``device`` it prints.
+        def __eq__(cls, other: object) -> bool:
+            return other is cls or other is real
+
+        __hash__ = type.__hash__  # identity, as before: only equality is widened
+
+        def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+            if not kwargs:
+                # Fast path: torch.device("cuda:1") / torch.device("cuda", 1); devices are immutable. The cache
+                # is emptied on deactivation, so a stand-in kept past it takes the path below.
+                try:
+                    hit = cache[args]
+                except (KeyError, TypeError):
+                    pass
+                else:
+                    if hit[1]:
+                        count("torch.device")
+                    return hit[0]
+            if not TARGET.active:
+                return real(*args, **kwargs)
+            dev = real(*args, **kwargs)
+            if not kwargs and len(cache) < 512:
+                mapped = map_device(dev) if dev.type == "cuda" else dev
+                try:
+                    cache[args] = (mapped, dev.type == "cuda")
+                except TypeError:
+                    pass
+            if dev.type == "cuda":
+                count("torch.device")
+                return map_device(dev)
+            return dev
+
+    proxy = _DeviceMeta("device", (), {"__module__": "torch", "__qualname__": "device", "__doc__": real.__doc__})
+    proxy._ascend_compat_cache = cache  # type: ignore[attr-defined]  # emptied on restore (core_patches)
+    return proxy
+
+
+def make_generator_proxy(real: type) -> type:
+    """``torch.Generator(device="cuda")`` on the target; the stand-in stays a type for isinstance checks."""
+
+    class _GeneratorMeta(type):
+        def __instancecheck__(cls, obj: Any) -> bool:
+            return isinstance(obj, real)
+
+        def __subclasscheck__(cls, sub: type) -> bool:
+            return issubclass(sub, real)
+
+        def __call__(cls, device: Any = "cpu") -> Any:
+            if not TARGET.active:
+                return real(device=device)
+            mapped = map_device(device)
+            if mapped is not device:
+                count("torch.Generator(device=cuda)")
+            return real(device=mapped)
+
+    attrs = {"__module__": "torch", "__qualname__": "Generator", "__doc__": real.__doc__}
+    return _GeneratorMeta("Generator", (), attrs)
+
+
+def reduce_device(dev: Any) -> tuple[Any, tuple[Any, ...]]:
+    # Pickle names torch.device (whichever object it is now), so checkpoints load without ascend-compat.
+    import torch
+
+    return torch.device, ((dev.type,) if dev.index is None else (dev.type, dev.index))
 
 
 # -- wrapping (shared by every module of the shim that wraps a torch function) ---------------------------------

@@ -1,6 +1,7 @@
-"""The shim's wrappers of torch: device arguments, moves, proxies for ``torch.device`` / ``torch.Generator``.
+"""The shim's wrappers of torch functions: device arguments, factories, moves, loaders, autocast, GradScaler.
 
-The list of what is patched, and why, is :mod:`~ascend_compat.cuda_shim.core_patches` (data). Every wrapper here
+The list of what is patched, and why, is :mod:`~ascend_compat.cuda_shim.core_patches` (data); the stand-ins for
+``torch.device`` / ``torch.Generator`` are in :mod:`~ascend_compat.cuda_shim.devices`. Every wrapper here
 redirects only while ``TARGET.active`` is set and otherwise calls torch's own function, so a reference kept
 across ``deactivate()`` (or a thread racing it) gets torch's behaviour, never a broken one.
 """
@@ -209,78 +210,6 @@ def _module_cuda(original: Callable[..., Any]) -> Callable[..., Any]:
     return cuda
 
 
-def _make_device_proxy(real: type) -> type:
-    """A stand-in for ``torch.device`` that stays a type: isinstance, ``int | torch.device`` and pickling work."""
-
-    cache: dict[tuple[Any, ...], tuple[Any, bool]] = {}
-
-    class _DeviceMeta(type):
-        def __instancecheck__(cls, obj: Any) -> bool:
-            return isinstance(obj, real)
-
-        def __subclasscheck__(cls, sub: type) -> bool:
-            return issubclass(sub, real)
-
-        # Equal to (and hashing as) the type it stands for: ``type(d) == torch.device`` holds, and torch.fx's code
-        # generation, which skips ``obj != torch.device``, still binds the name ``device`` it prints.
-        def __eq__(cls, other: object) -> bool:
-            return other is cls or other is real
-
-        __hash__ = type.__hash__  # identity, as before: only equality is widened
-
-        def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-            if not kwargs:
-                # Fast path: torch.device("cuda:1") / torch.device("cuda", 1); devices are immutable. The cache
-                # is emptied on deactivation, so a stand-in kept past it takes the path below.
-                try:
-                    hit = cache[args]
-                except (KeyError, TypeError):
-                    pass
-                else:
-                    if hit[1]:
-                        count("torch.device")
-                    return hit[0]
-            if not TARGET.active:
-                return real(*args, **kwargs)
-            dev = real(*args, **kwargs)
-            if not kwargs and len(cache) < 512:
-                mapped = map_device(dev) if dev.type == "cuda" else dev
-                try:
-                    cache[args] = (mapped, dev.type == "cuda")
-                except TypeError:
-                    pass
-            if dev.type == "cuda":
-                count("torch.device")
-                return map_device(dev)
-            return dev
-
-    proxy = _DeviceMeta("device", (), {"__module__": "torch", "__qualname__": "device", "__doc__": real.__doc__})
-    proxy._ascend_compat_cache = cache  # type: ignore[attr-defined]  # emptied on restore (core_patches)
-    return proxy
-
-
-def _make_generator_proxy(real: type) -> type:
-    """``torch.Generator(device="cuda")`` on the target; the stand-in stays a type for isinstance checks."""
-
-    class _GeneratorMeta(type):
-        def __instancecheck__(cls, obj: Any) -> bool:
-            return isinstance(obj, real)
-
-        def __subclasscheck__(cls, sub: type) -> bool:
-            return issubclass(sub, real)
-
-        def __call__(cls, device: Any = "cpu") -> Any:
-            if not TARGET.active:
-                return real(device=device)
-            mapped = map_device(device)
-            if mapped is not device:
-                count("torch.Generator(device=cuda)")
-            return real(device=mapped)
-
-    attrs = {"__module__": "torch", "__qualname__": "Generator", "__doc__": real.__doc__}
-    return _GeneratorMeta("Generator", (), attrs)
-
-
 def _first_arg_device(fn: Callable[..., Any], label: str, key: str) -> Callable[..., Any]:
     """Map a device (or device-type string) given as the first argument or as ``key=``."""
 
@@ -341,13 +270,6 @@ def _dataloader_init(original: Callable[..., Any]) -> Callable[..., Any]:
         return None
 
     return __init__
-
-
-def _reduce_device(dev: Any) -> tuple[Any, tuple[Any, ...]]:
-    # Pickle names torch.device (whichever object it is now), so checkpoints load without ascend-compat.
-    import torch
-
-    return torch.device, ((dev.type,) if dev.index is None else (dev.type, dev.index))
 
 
 def _autocast_init(original: Callable[..., Any]) -> Callable[..., Any]:

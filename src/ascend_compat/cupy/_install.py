@@ -14,35 +14,18 @@ import threading
 from types import ModuleType
 from typing import Optional
 
-from ascend_compat._cupy_alias import (  # re-exported: the finders live in a light module the shim can import
-    TARGETS,
-    CupyAliasFinder,
-    ShimCupyFinder,
-    alias_target,
-    is_alias,
-    shim_finder,
-)
+from ascend_compat import _import_hooks
+from ascend_compat._cupy_alias import TARGETS, alias_target, forget_aliases, is_alias
 
-__all__ = [
-    "CupyAliasFinder",
-    "ShimCupyFinder",
-    "install_as_cupy",
-    "is_installed_as_cupy",
-    "real_cupy_usable",
-    "shim_finder",
-    "uninstall_as_cupy",
-]
+__all__ = ["install_as_cupy", "is_installed_as_cupy", "real_cupy_usable", "uninstall_as_cupy"]
 
 _TARGET = TARGETS["cupy"]
 _LOCK = threading.Lock()
+_PROVISION: Optional[_import_hooks.Provision] = None  # install_as_cupy's registration with the package finder
 
 
 def _is_aliased_name(name: str) -> bool:
     return alias_target(name) is not None
-
-
-def _finder() -> Optional[CupyAliasFinder]:
-    return next((f for f in sys.meta_path if type(f) is CupyAliasFinder), None)
 
 
 def _unload_cupy() -> None:
@@ -52,20 +35,16 @@ def _unload_cupy() -> None:
 
 def _import_real() -> Optional[ModuleType]:
     """The real CuPy, imported with the aliases out of the way; None when absent or broken."""
-    finders = [(i, f) for i, f in enumerate(sys.meta_path) if isinstance(f, (CupyAliasFinder, ShimCupyFinder))]
     aliases = {n: sys.modules.pop(n) for n in list(sys.modules) if _is_aliased_name(n)}
-    for _, finder in finders:
-        sys.meta_path.remove(finder)
     try:
-        if importlib.util.find_spec("cupy") is None:
-            return None
-        return importlib.import_module("cupy")
+        with _import_hooks.suspended(TARGETS):  # the package finder serves no cupy name meanwhile
+            if importlib.util.find_spec("cupy") is None:
+                return None
+            return importlib.import_module("cupy")
     except Exception:  # a broken CuPy install (e.g. no CUDA libraries): not usable
         _unload_cupy()
         return None
     finally:
-        for i, finder in finders:
-            sys.meta_path.insert(i, finder)
         if aliases and "cupy" not in sys.modules:
             sys.modules.update(aliases)
 
@@ -93,28 +72,29 @@ def install_as_cupy() -> bool:
 
     Idempotent. Modules that already imported a real (unusable) CuPy keep it; later imports get the alias.
     """
+    global _PROVISION
     with _LOCK:
-        if _finder() is not None and is_alias(sys.modules.get("cupy")):
+        if _PROVISION is not None and is_alias(sys.modules.get("cupy")):
             return True
         if real_cupy_usable():
             return False
-        if _finder() is None:
-            sys.meta_path.insert(0, CupyAliasFinder())
+        if _PROVISION is None:
+            _PROVISION = _import_hooks.provide(tuple(TARGETS), "ascend_compat._cupy_alias:alias_provider",
+                                               label="install_as_cupy: import cupy/cupyx -> ascend_compat.cupy")
         sys.modules["cupy"] = importlib.import_module(_TARGET)
         return True
 
 
 def uninstall_as_cupy() -> None:
-    """Undo :func:`install_as_cupy`: remove the finder and every ``cupy`` alias from ``sys.modules``."""
+    """Undo :func:`install_as_cupy`: withdraw its provider and drop every ``cupy`` alias from ``sys.modules``."""
+    global _PROVISION
     with _LOCK:
-        finder = _finder()
-        if finder is not None:
-            sys.meta_path.remove(finder)
-        for name in [n for n in sys.modules if _is_aliased_name(n)]:
-            if getattr(sys.modules[name], "__name__", "").startswith(_TARGET):
-                del sys.modules[name]
+        if _PROVISION is not None:
+            _import_hooks.withdraw(_PROVISION)
+            _PROVISION = None
+        forget_aliases()
 
 
 def is_installed_as_cupy() -> bool:
     """True while ``import cupy`` resolves to ``ascend_compat.cupy``."""
-    return _finder() is not None
+    return _PROVISION is not None

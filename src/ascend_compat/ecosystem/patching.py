@@ -2,15 +2,16 @@
 
 A :class:`LibraryPatch` is data: why it exists, what it changes, the library versions it was tested on, the upstream
 issue or PR it works around, the module whose import triggers it, and its ``apply`` function, given as a
-``"module:function"`` path (or a callable). The built-in patches are declared here, at the end of this module, so
-that ``install()`` (called by ``activate()``) registers a post-import hook per patch without importing their
-implementations (``ecosystem/transformers.py``, ``ecosystem/deepspeed.py``): a patch's module is imported only
-when its library is. When the library is imported the patch applies inside a ledger savepoint, so a patch that
+``"module:function"`` path (or a callable). The built-in patches are declared here, at the end of this module;
+``activate()`` does not import this module: it registers a post-import hook per patch from the static table
+:data:`ascend_compat.ecosystem.TRIGGERS` (kept equal to these declarations by a test), so this module and a patch's
+implementation (``ecosystem/transformers.py``, ``ecosystem/deepspeed.py``) are imported only when its library is.
+When the library is imported the patch applies inside a ledger savepoint (:func:`apply_patch`), so a patch that
 fails part-way (or whose implementation fails to import) leaves nothing behind and never breaks the user's import.
 Deactivation restores the ledger, which undoes every applied patch, and cancels the hooks still waiting.
 
-The flash_attn drop-in is the one exception that must be in place before any import: on an NPU, ``install()`` puts
-a small finder (:mod:`~ascend_compat.ecosystem.drop_in`) first on ``sys.meta_path`` that loads
+The flash_attn drop-in is the one exception that must be in place before any import: on an NPU, ``install()`` registers
+the drop-in with the package's import finder (:mod:`~ascend_compat.ecosystem.drop_in`), which loads
 :mod:`~ascend_compat.ecosystem.flash_attn_provider` on the first question about ``flash_attn`` (an import, or its
 distribution metadata).
 """
@@ -19,15 +20,28 @@ from __future__ import annotations
 
 import importlib
 import logging
-import threading
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from ascend_compat import _import_hooks
 from ascend_compat._value import FieldValue
 from ascend_compat.cuda_shim.ledger import Ledger
+from ascend_compat.ecosystem import (  # noqa: F401  (their home is the package, on activate()'s path)
+    _HOOKS,
+    _LOCK,
+    _STATUS,
+    DROP_IN,
+    DROP_IN_NAMES,
+    DROP_IN_SUBMODULES,
+    DROP_IN_TARGET,
+    drop_in_wanted,
+    install,
+    only_on_cpu_fallback,
+    only_on_npu,
+    uninstall,
+)
 
-__all__ = ["PATCHES", "DropInFinder", "LibraryPatch", "apply_now", "drop_in_wanted", "install", "register", "status",  # noqa: F822
+__all__ = ["PATCHES", "LibraryPatch", "apply_now", "apply_patch", "drop_in_wanted", "install", "register", "status",
            "uninstall"]
 
 log = logging.getLogger("ascend_compat")
@@ -110,10 +124,6 @@ def _resolve(target: Any) -> Any:
 
 
 PATCHES: list[LibraryPatch] = []
-DROP_IN = "flash_attn.drop-in"
-_LOCK = threading.RLock()
-_STATUS: dict[str, str] = {}
-_HOOKS: list[tuple[str, Callable[[ModuleType], None]]] = []
 
 
 def register(patch: LibraryPatch) -> LibraryPatch:
@@ -128,52 +138,20 @@ def _load_builtin() -> None:
     """Kept for callers: the built-in patches are declared (as data) when this module is imported."""
 
 
-def install(ledger: Ledger, backend: Any) -> None:
-    """Register every applicable patch to apply when its library is imported (now, if it already is). Everything
-    goes through ``ledger``: restoring it cancels the hooks still waiting and forgets the status."""
-    with _LOCK:
-        ledger.on_restore(uninstall, "library patches: hooks and status")
-        reason = drop_in_wanted(backend)
-        if reason is None:
-            from ascend_compat.ecosystem.drop_in import provide_drop_in
-
-            provide_drop_in(ledger)
-            _STATUS[DROP_IN] = "provided: `import flash_attn` gives the NPU drop-in"
-        else:
-            _STATUS[DROP_IN] = f"not provided: {reason}"
-        for patch in PATCHES:
-            reason = patch.when_function()(backend)
-            if reason is not None:
-                _STATUS[patch.name] = f"not needed: {reason}"
-                continue
-            _STATUS[patch.name] = f"waiting for `import {patch.module}`"
-            hook = _make_hook(patch, ledger, backend)
-            _HOOKS.append((patch.module, hook))
-            _import_hooks.when_imported(patch.module, hook)
-
-
-def _make_hook(patch: LibraryPatch, ledger: Ledger, backend: Any) -> Callable[[ModuleType], None]:
-    def hook(module: ModuleType) -> None:
-        try:
-            with ledger.savepoint():
-                patch.apply_function()(ledger, module, backend)
-        except Exception as exc:  # a broken patch must not break the user's import
-            _STATUS[patch.name] = f"failed: {type(exc).__name__}: {exc}"
-            log.warning("ascend-compat: patch %s failed and was rolled back: %s", patch.name, exc)
-            return
-        _STATUS[patch.name] = "applied"
-        log.debug("ascend-compat: applied %s", patch.name)
-
-    return hook
-
-
-def uninstall() -> None:
-    """Cancel the hooks still waiting (the ledger's restore undoes what was applied)."""
-    with _LOCK:
-        for module, hook in _HOOKS:
-            _import_hooks.cancel(module, hook)
-        _HOOKS.clear()
-        _STATUS.clear()
+def apply_patch(name: str, ledger: Ledger, module: ModuleType, backend: Any) -> None:
+    """Apply the registered patch ``name`` to the just-imported ``module`` (its post-import hook, set by
+    :func:`~ascend_compat.ecosystem.install`) inside a ledger savepoint: a failure is rolled back, logged and kept
+    as its status, never raised into the user's import."""
+    patch = next(p for p in PATCHES if p.name == name)
+    try:
+        with ledger.savepoint():
+            patch.apply_function()(ledger, module, backend)
+    except Exception as exc:  # a broken patch must not break the user's import
+        _STATUS[name] = f"failed: {type(exc).__name__}: {exc}"
+        log.warning("ascend-compat: patch %s failed and was rolled back: %s", name, exc)
+        return
+    _STATUS[name] = "applied"
+    log.debug("ascend-compat: applied %s", name)
 
 
 def apply_now(library: str) -> dict[str, str]:
@@ -208,41 +186,12 @@ def status() -> dict[str, str]:
 
 
 def __getattr__(name: str) -> Any:
-    # The drop-in's finder lives in ecosystem/drop_in.py (imported on an NPU only); its names stay reachable here.
-    if name in ("DropInFinder", "forget_drop_in_modules"):
+    # The drop-in's registration lives in ecosystem/drop_in.py (imported on an NPU only); it stays reachable here.
+    if name == "forget_drop_in_modules":
         from ascend_compat.ecosystem import drop_in
 
         return getattr(drop_in, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def only_on_npu(backend: Any) -> Optional[str]:
-    """``when`` for patches that matter only when the target is an NPU."""
-    return None if getattr(backend, "device_type", None) == "npu" else "the target is not an NPU"
-
-
-def only_on_cpu_fallback(backend: Any) -> Optional[str]:
-    """``when`` for patches that matter only on CPU fallback."""
-    return None if getattr(backend, "name", None) == "cpu" else "only needed on CPU fallback"
-
-
-# -- the flash_attn drop-in, provided at activation on an NPU ------------------------------------------------------
-
-DROP_IN_TARGET = "ascend_compat.ecosystem.flash_attn"
-# flash-attn's own module names that the drop-in provides (anything else under flash_attn is not found).
-DROP_IN_SUBMODULES = ("flash_attn_interface", "bert_padding", "layers", "layers.rotary")
-DROP_IN_NAMES = frozenset({"flash_attn", *(f"flash_attn.{s}" for s in DROP_IN_SUBMODULES)})
-
-
-def drop_in_wanted(backend: Any) -> Optional[str]:
-    """None when the flash_attn drop-in should be provided for this backend, else why not."""
-    from ascend_compat import settings
-
-    if not settings.FLASH_ATTN.get():
-        return f"{settings.FLASH_ATTN.name}=0"
-    if getattr(backend, "device_type", None) != "npu":
-        return f"the target is {getattr(backend, 'device_type', 'unknown')}, not an NPU (no fused attention op)"
-    return None
 
 
 # -- the built-in library patches: data only; each ``apply`` is imported when its library is ------------------------

@@ -1,21 +1,23 @@
 """Make ``torch_npu`` importable under simulation, with a real module spec and distribution metadata.
 
-A ``sys.meta_path`` finder answers ``torch_npu`` (and ``torch_npu.npu``), so ``importlib.util.find_spec``,
-``import torch_npu``, transformers' ``is_torch_npu_available()`` and accelerate's ``is_npu_available()`` all see
-it, and ``importlib.metadata.version("torch_npu")`` gives the simulated version. Nothing is written to disk.
+The package's one ``sys.meta_path`` finder (:mod:`ascend_compat._import_hooks`) serves ``torch_npu`` (and
+``torch_npu.npu``) from :class:`TorchNpuProvider`, so ``importlib.util.find_spec``, ``import torch_npu``,
+transformers' ``is_torch_npu_available()`` and accelerate's ``is_npu_available()`` all see it, and
+``importlib.metadata.version("torch_npu")`` gives the simulated version. Nothing is written to disk.
 """
 
 from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
-import importlib.metadata
-import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from types import ModuleType
-from typing import Any, Optional
+from typing import Optional
+
+from ascend_compat import _import_hooks
 
 _NAMES = ("torch_npu", "torch_npu.npu")
+_SUMMARY = "simulated torch_npu provided by ascend-compat (no Ascend hardware)"
 
 
 class _Loader(importlib.abc.Loader):
@@ -28,27 +30,8 @@ class _Loader(importlib.abc.Loader):
         torch_npu_compat.populate(module)
 
 
-class _Distribution(importlib.metadata.Distribution):
-    def __init__(self, version: str) -> None:
-        self._version = version
-
-    def read_text(self, filename: str) -> Optional[str]:
-        if filename == "METADATA":
-            return (
-                "Metadata-Version: 2.1\nName: torch_npu\n"
-                f"Version: {self._version}\n"
-                "Summary: simulated torch_npu provided by ascend-compat (no Ascend hardware)\n"
-            )
-        if filename == "top_level.txt":
-            return "torch_npu\n"
-        return None
-
-    def locate_file(self, path: Any) -> Any:
-        return path
-
-
-class TorchNpuFinder(importlib.abc.MetaPathFinder):
-    """Finder for the simulated torch_npu package."""
+class TorchNpuProvider:
+    """Serves the simulated torch_npu package (mode "replace": the simulator refuses to install beside a real one)."""
 
     def __init__(self, version: str) -> None:
         self.version = version
@@ -64,15 +47,13 @@ class TorchNpuFinder(importlib.abc.MetaPathFinder):
             spec.submodule_search_locations = []
         return spec
 
-    def find_distributions(
-        self, context: Optional[importlib.metadata.DistributionFinder.Context] = None
-    ) -> Iterable[importlib.metadata.Distribution]:
-        name = context.name if context is not None else None
-        if name is None or name.replace("-", "_").lower() == "torch_npu":
-            return [_Distribution(self.version)]
-        return []
+    def distribution(self) -> tuple[str, str]:
+        """``(version, summary)`` of the simulated torch_npu distribution."""
+        return self.version, _SUMMARY
 
 
 def install_finder(version: str) -> None:
-    if not any(isinstance(f, TorchNpuFinder) for f in sys.meta_path):
-        sys.meta_path.append(TorchNpuFinder(version))
+    """Serve ``torch_npu`` for the rest of the process (once; the simulator is never uninstalled)."""
+    if not _import_hooks.provides("torch_npu"):
+        _import_hooks.provide("torch_npu", lambda: TorchNpuProvider(version), metadata=True,
+                              label="simulated torch_npu")
