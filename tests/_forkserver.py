@@ -3,10 +3,10 @@ its own, without paying each time for the interpreter's start and the imports of
 
 The server imports ``torch``, the CLI's modules and the commands' implementations once, then for each request forks
 a child that takes the request's environment, working directory, ``PYTHONPATH`` entries and argv, points fds 0/1/2
-at /dev/null and two files, runs the command and exits as ``python -m ascend_compat`` would (``SystemExit`` codes,
-uncaught exceptions printed, threads joined, atexit handlers run, streams flushed), only without tearing every
-module down. Each child is a fresh process: nothing one command does (an activation, a simulator install,
-``os.environ``) reaches the next.
+at /dev/null (or a file holding the request's ``input``) and two files, runs the command and exits as
+``python -m ascend_compat`` would (``SystemExit`` codes, uncaught exceptions printed, threads joined, atexit handlers
+run, streams flushed), only without tearing every module down. Each child is a fresh process: nothing one command
+does (an activation, a simulator install, ``os.environ``) reaches the next.
 
 Not for checks about the interpreter's start: what is imported first (torch is already imported here), variables
 read at start-up (``PYTHON*``, ``ASCEND_COMPAT_AUTO_ACTIVATE``), or signals sent to a running command; those keep a
@@ -46,7 +46,7 @@ for package in ("migrate", "doctor", "ecosystem", "kernel_helper", "superopt", "
 
 def command(req):
     os.setpgid(0, 0)  # the command and its workers: one group to kill on a timeout
-    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(os.open(req["stdin"] or os.devnull, os.O_RDONLY), 0)
     os.dup2(os.open(req["stdout"], os.O_WRONLY | os.O_TRUNC), 1)
     os.dup2(os.open(req["stderr"], os.O_WRONLY | os.O_TRUNC), 2)
     os.environ.clear()
@@ -142,8 +142,10 @@ class ForkServer:
         self._lock = threading.Lock()  # one request at a time on the pipe
 
     def run(self, argv: Sequence[str] = (), env: Optional[dict[str, str]] = None, cwd: Optional[str | Path] = None,
-            timeout: float = 300, code: Optional[str] = None) -> subprocess.CompletedProcess[str]:
-        """Run ``ascend-compat ARGV`` (or ``python -c CODE``) with ``env`` (the full environment) in ``cwd``.
+            timeout: float = 300, code: Optional[str] = None,
+            input: Optional[str | bytes] = None) -> subprocess.CompletedProcess[str]:
+        """Run ``ascend-compat ARGV`` (or ``python -c CODE``) with ``env`` (the full environment) in ``cwd``, reading
+        ``input`` (text is written as UTF-8) on its standard input.
 
         Returns a text-mode CompletedProcess; raises ``subprocess.TimeoutExpired`` past ``timeout`` seconds."""
         env = dict(self._base_env if env is None else env)
@@ -151,24 +153,27 @@ class ForkServer:
         if changed:
             raise ValueError(f"{changed} act at interpreter start-up: use a real subprocess for this check")
         with self._lock:
-            return self._run(list(argv), env, cwd, timeout, code)
+            return self._run(list(argv), env, cwd, timeout, code, input)
 
     def _run(self, argv: list[str], env: dict[str, str], cwd: Optional[str | Path], timeout: float,
-             code: Optional[str]) -> subprocess.CompletedProcess[str]:
+             code: Optional[str], stdin: Optional[str | bytes]) -> subprocess.CompletedProcess[str]:
         self.launches += 1
-        out, err = (Path(self._tmp.name) / f"{self.launches}.{s}" for s in ("out", "err"))
+        out, err, inp = (Path(self._tmp.name) / f"{self.launches}.{s}" for s in ("out", "err", "in"))
         out.touch()
         err.touch()
+        if stdin is not None:
+            inp.write_bytes(stdin.encode() if isinstance(stdin, str) else stdin)
         request = {"id": self.launches, "argv": argv, "env": env, "cwd": str(cwd or os.getcwd()), "timeout": timeout,
-                   "code": None if code is None else textwrap.dedent(code), "stdout": str(out), "stderr": str(err)}
+                   "code": None if code is None else textwrap.dedent(code), "stdout": str(out), "stderr": str(err),
+                   "stdin": None if stdin is None else str(inp)}
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._proc.stdin.write(json.dumps(request) + "\n")
         self._proc.stdin.flush()
         reply = self._reply(self.launches, timeout + 60)
         args = [sys.executable, "-c", code] if code is not None else [sys.executable, "-m", "ascend_compat", *argv]
         stdout, stderr = (_text(p) for p in (out, err))
-        out.unlink()
-        err.unlink()
+        for path in (out, err, inp):
+            path.unlink(missing_ok=True)
         if reply["timed_out"]:
             raise subprocess.TimeoutExpired(args, timeout, stdout, stderr)
         return subprocess.CompletedProcess(args, reply["rc"], stdout, stderr)
@@ -218,14 +223,14 @@ def shared() -> ForkServer:
 
 
 def cli(*args: str, env: Optional[dict[str, str]] = None, cwd: Optional[str | Path] = None,
-        timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        timeout: float = 300, input: Optional[str | bytes] = None) -> subprocess.CompletedProcess[str]:
     """``ascend-compat ARGS`` in a fresh forked process of the shared server (see :meth:`ForkServer.run`)."""
-    return shared().run(args, env=env, cwd=cwd, timeout=timeout)
+    return shared().run(args, env=env, cwd=cwd, timeout=timeout, input=input)
 
 
 def run_code(code: str, env: Optional[dict[str, str]] = None, timeout: float = 300,
-             cwd: Optional[str | Path] = None) -> subprocess.CompletedProcess[str]:
+             cwd: Optional[str | Path] = None, input: Optional[str | bytes] = None) -> subprocess.CompletedProcess[str]:
     """``run_python`` (tests/conftest.py) in a forked process: ``env`` is added to ``_clean_env()``."""
     from tests.conftest import _clean_env
 
-    return shared().run(code=code, env={**_clean_env(), **(env or {})}, cwd=cwd, timeout=timeout)
+    return shared().run(code=code, env={**_clean_env(), **(env or {})}, cwd=cwd, timeout=timeout, input=input)

@@ -19,6 +19,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.hookimpl(optionalhook=True)  # known only when pytest-xdist is loaded
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (pyproject's addopts): one worker per core, at most 4. Each worker holds its own torch, simulator
+    and fork server (about 1 GiB), and the slowest test files run in their own worker anyway (``--dist loadfile``)."""
+    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+
+
 @pytest.fixture(scope="session")
 def sim():
     """The in-process simulated NPU (2 devices, 910B)."""

@@ -39,6 +39,15 @@ def test_environment_directory_and_pythonpath(tmp_path: Path) -> None:
     assert proc.stdout.split() == ["yes", str(tmp_path), "42"]
 
 
+def test_standard_input_is_the_given_input_or_empty() -> None:
+    echo = "import sys; data = sys.stdin.buffer.read(); print(len(data), data.decode(errors='replace').upper())"
+    assert run_code(echo, input="line one\nline two\n").stdout == "18 LINE ONE\nLINE TWO\n\n"
+    assert run_code(echo, input=b"\xffab").stdout == "3 \ufffdAB\n"
+    assert run_code(echo).stdout == "0 \n"
+    usage = cli("explain", "--json", input="RuntimeError: call aclnnCast failed, error code is 561103\n")
+    assert usage.returncode == 0 and '"root_cause": "561103"' in usage.stdout, usage.stderr
+
+
 def test_nothing_reaches_the_next_command() -> None:
     first = run_code("import os, ascend_compat\nos.environ['LEAK'] = '1'\nprint(ascend_compat.activate())",
                      env={"ASCEND_COMPAT_BACKEND": "cpu"})

@@ -221,6 +221,7 @@ def _check_model(report, steps, batch):
     json.loads(json.dumps(report, allow_nan=False))
 
 
+@pytest.mark.slow
 def test_model_factory_train_step_on_cpu_fallback(sim):
     torch = sim
     before = _patch_points(torch)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
+from tests._forkserver import cli
 from tests.conftest import ROOT, _clean_env
 
 pytestmark = pytest.mark.filterwarnings("ignore:CAUTION. The operator")
@@ -110,10 +109,7 @@ def test_cli_audit_json_and_bad_line(tmp_path):
     script = tmp_path / "model.py"
     script.write_text("import sys, torch\nm = torch.nn.Linear(4, 2)\nprint('script says hi', sys.argv[1:])\n"
                       "m(torch.randn(3, 4)).sum()\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "ascend_compat", "audit", "--json", "--torch-npu", "2.6", str(script), "--flag"],
-        capture_output=True, text=True, cwd=ROOT, timeout=300, env=_clean_env(),
-    )
+    proc = cli("audit", "--json", "--torch-npu", "2.6", str(script), "--flag", cwd=ROOT, timeout=300, env=_clean_env())
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)  # the script's print went to stderr
     assert "script says hi ['--flag']" in proc.stderr

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import logging
-import subprocess
-import sys
 import warnings
 
 import pytest
 
+from tests._forkserver import cli
 from tests.conftest import ROOT, _clean_env
 
 # The simulator's own fallback warnings are expected here; the monitor sees them whatever the filters say.
@@ -147,10 +146,7 @@ def test_run_report_prints_the_fallback_summary(tmp_path):
     script.write_text("import torch\nx = torch.tensor([0., 1., 2.]).cuda()\nfor _ in range(5):\n"
                       "    torch.nonzero(x)\nprint('done')\n")
     env = {**_clean_env(), "ASCEND_COMPAT_SIM_UNSUPPORTED_OPS": "aten::nonzero"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "ascend_compat", "run", "--simulate", "npu", "--report", str(script)],
-        capture_output=True, text=True, cwd=ROOT, timeout=300, env=env,
-    )
+    proc = cli("run", "--simulate", "npu", "--report", str(script), cwd=ROOT, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "done"
     report = proc.stderr[proc.stderr.index("ascend-compat CPU fallbacks"):]

@@ -5,22 +5,22 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from ascend_compat.migrate.model import FileFailed, FileScanned, FileSkipped
 from ascend_compat.migrate.scan import check
+from tests._forkserver import cli as forked_cli
 
 CUDA_CODE = "import torch\nx = torch.ones(2).cuda()\n"
 
 
 def cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``ascend-compat ARGS`` in a process of its own (forked from a warm interpreter), NO_COLOR unset."""
     full_env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "ascend_compat", *args], capture_output=True, text=True,
-                          cwd=cwd, env=full_env, timeout=300)
+    return forked_cli(*args, cwd=cwd, env=full_env, timeout=300)
 
 
 @pytest.fixture()

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ from ascend_compat.migrate.extbuild import from_cmake, from_python
 from ascend_compat.migrate.model import ScanResult
 from ascend_compat.migrate.project import analyze
 from ascend_compat.migrate.scan import check
+from tests._forkserver import cli
 
 FIXTURE = Path(__file__).parent / "fixtures_report" / "kernelpkg"
 
@@ -69,13 +68,15 @@ def test_every_extension_with_sources_exports_kernels_and_call_sites(result: Sca
 
 
 def test_check_json_and_sarif_carry_the_inventory(repo: Path) -> None:
-    run = [sys.executable, "-m", "ascend_compat", "check", str(repo), "--no-progress", "--fail-on", "never"]
-    data = json.loads(subprocess.run([*run, "--json"], capture_output=True, text=True, check=True).stdout)
+    run = ["check", str(repo), "--no-progress", "--fail-on", "never"]
+    as_json, as_sarif = cli(*run, "--json"), cli(*run, "--format", "sarif")
+    assert (as_json.returncode, as_sarif.returncode) == (0, 0), as_json.stderr + as_sarif.stderr
+    data = json.loads(as_json.stdout)
     names = [e["name"] for e in data["extensions"]["extensions"]]
     assert sorted(names) == ["jit_ext", "kernelpkg_cpu", "kernelpkg_cuda"]
     assert data["first_party"]["distributions"] == ["kernelpkg"] and data["first_party"]["dropped_findings"]
     assert data["summary"]["effort_range"] == [data["effort"]["low"], data["effort"]["high"]]
-    sarif = json.loads(subprocess.run([*run, "--format", "sarif"], capture_output=True, text=True, check=True).stdout)
+    sarif = json.loads(as_sarif.stdout)
     props = sarif["runs"][0]["properties"]
     assert [e["name"] for e in props["extensions"]["extensions"]] == names
     assert props["effort"]["low"] == data["effort"]["low"]

@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 
 from ascend_compat.migrate.port import PortFailure, PortSuccess, port_source
-from tests.conftest import run_python
+from tests._forkserver import run_code  # a fresh process with torch already imported
 
 SCRIPT = textwrap.dedent(
     """
@@ -53,7 +53,7 @@ def test_ported_script_runs_on_the_simulated_npu(tmp_path: Path) -> None:
     assert "self.is_cuda" in ported and "self.is_npu" not in ported  # the class's own attribute: untouched
     script = tmp_path / "train.py"
     script.write_text(ported)
-    proc = run_python(
+    proc = run_code(
         f"""
         import runpy, sys
         from ascend_compat import simulate
@@ -126,7 +126,7 @@ def test_a_legacy_default_tensor_type_is_ported_and_runs_natively(tmp_path: Path
     assert 'torch.set_default_tensor_type("torch.npu.FloatTensor")' in ported and "torch.cuda" not in ported
     script = tmp_path / "llama_like.py"
     script.write_text(ported)
-    proc = run_python(
+    proc = run_code(
         f"""
         import runpy, warnings
         warnings.simplefilter("ignore")

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from importlib import resources
 
 import pytest
@@ -12,6 +10,7 @@ import pytest
 from ascend_compat.migrate import pytriton
 from ascend_compat.migrate.model import RULES
 from ascend_compat.migrate.pyscan import scan_python
+from tests._forkserver import cli
 
 TRITON_CODES = {"AC420", "AC421", "AC422", "AC423", "AC424"}
 HEADER = "import triton\nimport triton.language as tl\n\n"
@@ -146,8 +145,7 @@ def test_dot_operands_bound_in_the_kernel_and_aliases() -> None:
 
 
 def test_list_rules_names_the_triton_rules() -> None:
-    out = subprocess.run([sys.executable, "-m", "ascend_compat", "check", "--list-rules"], capture_output=True,
-                         text=True, timeout=120).stdout
+    out = cli("check", "--list-rules", timeout=120).stdout
     for code in sorted(TRITON_CODES):
         assert code in out
     assert "triton-grid-limit" in out

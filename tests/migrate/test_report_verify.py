@@ -7,8 +7,6 @@ import json
 import os
 import shutil
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ from ascend_compat.migrate.adaptation import MARKER, AdaptationError, write_adap
 from ascend_compat.migrate.project import analyze
 from ascend_compat.migrate.report_verify import module_names, run_verification
 from ascend_compat.migrate.scan import check
+from tests._forkserver import cli
 
 FIXTURE = Path(__file__).parent / "fixtures_report" / "kernelpkg"
 
@@ -73,6 +72,7 @@ def test_module_names_of_first_party_packages(repo: Path) -> None:
         "kernelpkg", "kernelpkg.jit", "kernelpkg.model", "kernelpkg.ops", "mamba_ssm"]  # never the script
 
 
+@pytest.mark.slow
 def test_verification_runs_the_repository_on_the_simulated_npu(repo: Path) -> None:
     v = run_verification(str(repo), ["kernelpkg", "mamba_ssm"], budget_s=240, op_groups=["matmul", "norm"])
     assert "simulated NPU" in v["environment"]["Device"]
@@ -99,10 +99,10 @@ def test_verification_runs_the_repository_on_the_simulated_npu(repo: Path) -> No
                                   "no Embedding/Linear/Conv/LayerNorm layer to infer an input from"]]
 
 
+@pytest.mark.slow
 def test_report_verify_command_end_to_end(repo: Path, tmp_path: Path) -> None:
     out = tmp_path / "reports"
-    r = subprocess.run([sys.executable, "-m", "ascend_compat", "report", str(repo), "-o", str(out), "--verify",
-                        "--budget", "240", "--no-progress", "--json"], capture_output=True, text=True, timeout=600)
+    r = cli("report", str(repo), "-o", str(out), "--verify", "--budget", "240", "--no-progress", "--json", timeout=600)
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     report = Path(data["report"])
@@ -119,13 +119,13 @@ def test_report_verify_command_end_to_end(repo: Path, tmp_path: Path) -> None:
 
 
 def test_bad_usage_exits_2(tmp_path: Path) -> None:
-    run = [sys.executable, "-m", "ascend_compat", "report"]
-    r = subprocess.run([*run, str(tmp_path / "nope")], capture_output=True, text=True)
+    r = cli("report", str(tmp_path / "nope"))
     assert r.returncode == 2 and "no such file or directory" in r.stderr
-    r = subprocess.run([*run, str(tmp_path), "--budget", "0"], capture_output=True, text=True)
+    r = cli("report", str(tmp_path), "--budget", "0")
     assert r.returncode == 2 and "--budget" in r.stderr
 
 
+@pytest.mark.slow
 def test_a_test_that_kills_pytest_is_reported_as_a_crash(tmp_path: Path) -> None:
     from ascend_compat.migrate.report_verify import verify_tests
 
@@ -137,6 +137,7 @@ def test_a_test_that_kills_pytest_is_reported_as_a_crash(tmp_path: Path) -> None
     assert t["crash"].startswith("pytest ended abnormally (exit ") and "SIGKILL" in t["crash"], t
 
 
+@pytest.mark.slow
 def test_results_before_the_budget_ran_out_are_kept(tmp_path: Path) -> None:
     from ascend_compat.migrate.report_verify import verify_tests
 
@@ -149,6 +150,7 @@ def test_results_before_the_budget_ran_out_are_kept(tmp_path: Path) -> None:
     assert t["failures"] == [["tests/test_a.py::test_bad", "❌ failed", "AssertionError: wrong"]]
 
 
+@pytest.mark.slow
 def test_smoke_forward_fills_size_arguments_and_infers_inputs(tmp_path: Path) -> None:
     from ascend_compat.migrate.report_precision import smoke_models
     from ascend_compat.migrate.report_verify import _run, _runner

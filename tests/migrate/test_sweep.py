@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from sweep_port import package_files, sweep_file
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("package,every", [("torch", 40), ("transformers", 40)])
 def test_port_sample_parses_and_is_idempotent(package: str, every: int) -> None:
     files = package_files(package, every)
