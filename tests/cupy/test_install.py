@@ -105,18 +105,16 @@ def test_broken_real_cupy_import_is_replaced(tmp_path):
 
 
 SHIM = """
-    import sys, time
+    import sys
     import ascend_compat
     before = set(sys.modules)
-    t0 = time.perf_counter()
     from ascend_compat import _import_hooks
     from ascend_compat.cuda_shim.ledger import Ledger
     ledger = Ledger()
     _import_hooks.provide(("cupy", "cupyx"), "ascend_compat._cupy_alias:shim_provider", "fallback", ledger=ledger)
     finder = _import_hooks.FINDER  # what the shim's activation registers, through its ledger
-    cost_ms = (time.perf_counter() - t0) * 1e3
     new = sorted(set(sys.modules) - before)
-    print("light", [m for m in new if m.startswith(("numpy", "torch", "ascend_compat.cupy"))] == [], cost_ms < 50)
+    print("light", [m for m in new if m.startswith(("numpy", "torch", "ascend_compat.cupy"))] == [])
 """
 
 
@@ -133,7 +131,7 @@ def test_shim_finder_is_light_and_aliases_cupy_and_cupyx():
     """ + GONE
     res = run_python(code)
     assert res.returncode == 0, res.stderr
-    assert res.stdout.split("\n")[:5] == ["light True True", "True True True True", "3 ascend_compat.cupy._cupyx",
+    assert res.stdout.split("\n")[:5] == ["light True", "True True True True", "3 ascend_compat.cupy._cupyx",
                                           "['cupy', 'cupy.linalg', 'cupy.random'] []", "gone"]
 
 
@@ -147,7 +145,7 @@ def test_shim_finder_never_shadows_an_installed_cupy(tmp_path, usable):
     """.replace("PATH", repr(path))
     res = run_python(code, env={"PYTHONPATH": os.pathsep.join([path, os.environ.get("PYTHONPATH", "")])})
     assert res.returncode == 0, res.stderr
-    assert res.stdout.split("\n")[:3] == ["light True True", "True True True", "False"]
+    assert res.stdout.split("\n")[:3] == ["light True", "True True True", "False"]
 
 
 def test_shim_finder_ignores_other_names_and_missing_submodules():
