@@ -22,6 +22,7 @@ from ascend_compat.cupy._ufunc_support import (
     _CMP_OOB,
     _I64_MIN,
     _SCATTER_REDUCE,
+    UINT64_KERNELS,
     _as_dev,
     _broadcast,
     _broadcast_error,
@@ -184,7 +185,8 @@ class ufunc:  # noqa: N801
             return None
 
     def _remember(self, keys: tuple[Any, ...], loop: Optional[tuple[Any, ...]]) -> None:
-        if loop is None or self.nout != 1 or len(keys) != self.nin:
+        if loop is None or self.nout != 1 or len(keys) != self.nin or (
+                loop[0] == _dtypes.UINT64 and self.name in UINT64_KERNELS):
             return
         if self.nin == 2 and not isinstance(keys[1], numpy.dtype) and (not self._scalar_ok or (
                 keys[1] is int and self.name in _CMP_OOB)):
@@ -257,7 +259,8 @@ class ufunc:  # noqa: N801
             new = write_new(writer, ins, storage_dtype(loop[nin]), min_elements(writer, loop[nin]))
         try:
             if new is None:
-                new = self._kernel(*ins)
+                kernel = UINT64_KERNELS.get(self.name, self._kernel) if loop[0] == _dtypes.UINT64 else self._kernel
+                new = kernel(*ins)
         except RuntimeError as exc:
             raise _broadcast_error(args, exc) from None
         got: tuple[Any, ...] = (new,) if self.nout == 1 else new

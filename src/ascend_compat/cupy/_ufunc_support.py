@@ -72,6 +72,8 @@ def _check_int_range(x: int, dt: numpy.dtype) -> None:
 
 
 # For a Python int beyond the array's integer range, NumPy 2 compares by value: the answer is constant.
+# Kernels for ufuncs whose uint64 loop differs from the int64 one that its bit pattern would get (filled by _ufuncs).
+UINT64_KERNELS: dict[str, Any] = {}
 _CMP_OOB = {"less": (True, False), "less_equal": (True, False), "greater": (False, True),
             "greater_equal": (False, True), "equal": (False, False), "not_equal": (True, True)}
 _SWAP = {"less": "greater", "less_equal": "greater_equal", "greater": "less", "greater_equal": "less_equal",

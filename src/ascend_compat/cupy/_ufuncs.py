@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import torch
 
 from ascend_compat.cupy._ufunc import create_ufunc
+from ascend_compat.cupy._ufunc_support import UINT64_KERNELS
 
 if TYPE_CHECKING:
     from ascend_compat.cupy._ufunc import ufunc
@@ -85,6 +86,13 @@ def _rounding(fn: Any) -> Any:
             return torch.complex(fn(a.real), fn(a.imag))
         return a.clone() if _is_int(a) or a.dtype == torch.bool else fn(a)
     return kernel
+
+
+def _logical_right_shift(a: _T, b: Any) -> _T:
+    """``a >> b`` with zeros shifted in, on uint64 values held as their int64 bit pattern (``_dtypes``)."""
+    n = torch.as_tensor(b, device=a.device).to(torch.int64).clamp(0, 63)
+    mask = torch.where(n == 0, -1, (1 << (64 - n).clamp(max=63)) - 1)  # the low 64-n bits (int64 wraps like uint64)
+    return (a >> n) & mask
 
 
 def _int_shift(fn: Any) -> Any:
@@ -209,6 +217,7 @@ _BINARY = {
     "maximum": _cmp_complex(torch.maximum), "minimum": _cmp_complex(torch.minimum),
     "fmax": _fminmax(torch.fmax), "fmin": _fminmax(torch.fmin),
 }
+UINT64_KERNELS["right_shift"] = _int_shift(_logical_right_shift)  # torch shifts uint64 arithmetically
 _UNARY = {
     "negative": operator.neg, "positive": torch.clone, "absolute": _abs, "fabs": torch.abs,
     "sign": _sign, "rint": _rounding(torch.round), "conjugate": _conj,
