@@ -14,7 +14,16 @@ from typing import Any, Callable, Optional, TypedDict
 
 from ascend_compat._style import paint
 from ascend_compat.verify.op_cases import Inputs, OpCase, build_suite
-from ascend_compat.verify.tolerances import DTYPES, Diff, JsonFloat, compare_tensors, json_float, op_tolerance
+from ascend_compat.verify.tolerances import (
+    DTYPES,
+    Diff,
+    JsonFloat,
+    MetricsDict,
+    compare_tensors,
+    json_float,
+    metrics_dict,
+    op_tolerance,
+)
 
 SCHEMA_VERSION = 1
 STATUSES = ("pass", "fail", "error", "skipped")
@@ -44,14 +53,12 @@ class OpResult:
         return {
             "op": self.op, "group": self.group, "dtype": self.dtype, "status": self.status,
             "rtol": json_float(self.rtol), "atol": json_float(self.atol), "tolerance_basis": self.tolerance_basis,
-            "max_abs": json_float(self.max_abs), "max_rel": json_float(self.max_rel),
-            "cosine": json_float(self.cosine), "ratio": json_float(self.ratio), "mismatched": self.mismatched,
-            "numel": self.numel, "detail": self.detail, "seconds": json_float(self.seconds),
+            **metrics_dict(self), "detail": self.detail, "seconds": json_float(self.seconds),
         }  # fmt: skip
 
 
-class OpResultDict(TypedDict):
-    """:meth:`OpResult.to_dict`, one row of the ``verify ops --json`` report."""
+class OpResultDict(MetricsDict):
+    """:meth:`OpResult.to_dict`, one row of the ``verify ops --json`` report (with the :class:`MetricsDict` keys)."""
 
     op: str
     group: str
@@ -60,12 +67,6 @@ class OpResultDict(TypedDict):
     rtol: JsonFloat
     atol: JsonFloat
     tolerance_basis: str
-    max_abs: JsonFloat
-    max_rel: JsonFloat
-    cosine: JsonFloat
-    ratio: JsonFloat
-    mismatched: int
-    numel: int
     detail: str
     seconds: JsonFloat
 

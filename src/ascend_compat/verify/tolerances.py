@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional, TypedDict, Union
+from typing import TYPE_CHECKING, Any, Optional, Protocol, TypedDict, Union
 
 from ascend_compat import _data
 
@@ -84,25 +84,45 @@ class Diff:
     def to_dict(self) -> DiffDict:
         return {
             "path": self.path, "shape": list(self.shape), "dtype": self.dtype, "ok": self.ok,
-            "max_abs": json_float(self.max_abs), "max_rel": json_float(self.max_rel),
-            "cosine": json_float(self.cosine), "ratio": json_float(self.ratio), "mismatched": self.mismatched,
-            "numel": self.numel, "note": self.note,
+            **metrics_dict(self), "note": self.note,
         }  # fmt: skip
 
 
-class DiffDict(TypedDict):
-    """:meth:`Diff.to_dict`: one tensor's comparison in a JSON report."""
+class MetricsDict(TypedDict):
+    """The comparison figures every JSON report row carries (:func:`metrics_dict`)."""
 
-    path: str
-    shape: list[int]
-    dtype: str
-    ok: bool
     max_abs: JsonFloat
     max_rel: JsonFloat
     cosine: JsonFloat
     ratio: JsonFloat
     mismatched: int
     numel: int
+
+
+class _Metrics(Protocol):
+    max_abs: float
+    max_rel: float
+    cosine: float
+    ratio: float
+    mismatched: int
+    numel: int
+
+
+def metrics_dict(r: _Metrics) -> MetricsDict:
+    """``r``'s comparison figures (a :class:`Diff`, or a report row with the same fields), JSON-safe."""
+    return {
+        "max_abs": json_float(r.max_abs), "max_rel": json_float(r.max_rel), "cosine": json_float(r.cosine),
+        "ratio": json_float(r.ratio), "mismatched": r.mismatched, "numel": r.numel,
+    }  # fmt: skip
+
+
+class DiffDict(MetricsDict):
+    """:meth:`Diff.to_dict`: one tensor's comparison in a JSON report (with the :class:`MetricsDict` keys)."""
+
+    path: str
+    shape: list[int]
+    dtype: str
+    ok: bool
     note: str
 
 
