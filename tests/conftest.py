@@ -21,9 +21,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.hookimpl(optionalhook=True)  # known only when pytest-xdist is loaded
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto`` (pyproject's addopts): one worker per core, at most 4. Each worker holds its own torch, simulator
-    and fork server (about 1 GiB), and the slowest test files run in their own worker anyway (``--dist loadfile``)."""
-    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+    """``-n auto`` (pyproject's addopts): one worker per CPU the process may use (its affinity and its cgroup CPU
+    quota, ``tests/_cpus.py``), at most 4; ``PYTEST_XDIST_AUTO_NUM_WORKERS=N`` sets it. Each worker holds its own
+    torch, simulator and fork server (about 1 GiB), and the slowest test files run in their own worker anyway
+    (``--dist loadfile``)."""
+    from tests._cpus import worker_count
+
+    return worker_count(cap=4)
 
 
 @pytest.fixture(scope="session")

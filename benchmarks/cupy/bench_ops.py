@@ -5,9 +5,10 @@
 
 Every timing synchronizes the device before reading the clock (the numpy-ascend benchmark timed kernel launches
 only). NumPy's and our samples are taken in turn (one NumPy call, one of ours, ...) so that load from other
-processes falls on both; the medians are reported, with their ratio (ours / NumPy; lower is better), and the
-ratio of the fastest samples (``min``), which bursts of load from other processes disturb less. Elementwise
-ops run with and without ``out=``; matmul runs on square float32 matrices. Peak memory (Linux): the growth of the
+processes falls on both; the medians are reported, with their ratio (ours / NumPy; lower is better), the
+ratio of the fastest samples (``min``), which bursts of load from other processes disturb less, and the ratio of
+the median process CPU times (``cpu``: all threads' work, which waiting for a busy core does not inflate). Elementwise
+ops and matmul (square float32 matrices) run with and without ``out=``. Peak memory (Linux): the growth of the
 process's peak resident size during one steady-state call, after ``/proc/self/clear_refs`` reset the peak; the
 simulated NPU's memory is host memory, so it counts too. Also reported: the per-call overhead of a 16-element op
 over NumPy's own call.
@@ -53,21 +54,24 @@ def _syncer(cp: Any) -> Callable[[], None]:
     return sync
 
 
-def _interleaved(np_fn: Fn, cp_fn: Fn, repeat: int, sync: Callable[[], None]) -> tuple[list[float], list[float]]:
-    """Seconds per call of ``np_fn`` and ``cp_fn``, sampled alternately after one warm-up call each."""
+def _interleaved(np_fn: Fn, cp_fn: Fn, repeat: int, sync: Callable[[], None]) -> tuple[list[float], ...]:
+    """Seconds per call of ``np_fn`` and ``cp_fn``, sampled alternately after one warm-up call each: wall-clock
+    times, then process CPU times (all threads; the share of the machine each call took, less exposed to load)."""
     np_fn()
     cp_fn()
     sync()
-    ns, cs = [], []
+    ns, cs, ncpu, ccpu = [], [], [], []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         np_fn()
         ns.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
+        ncpu.append(time.process_time() - c0)
+        c0, t0 = time.process_time(), time.perf_counter()
         cp_fn()
         sync()
         cs.append(time.perf_counter() - t0)
-    return ns, cs
+        ccpu.append(time.process_time() - c0)
+    return ns, cs, ncpu, ccpu
 
 
 def _status_kib(field: str) -> int:
@@ -146,10 +150,12 @@ def run(device: str, sizes: list[int], repeat: int, matmul: list[int], memory: b
         sync = _syncer(cp)
 
         def measure(op: str, size: int, out: bool, np_fn: Fn, cp_fn: Fn, reps: int) -> None:
-            ns, cs = _interleaved(np_fn, cp_fn, reps, sync)
+            ns, cs, ncpu, ccpu = _interleaved(np_fn, cp_fn, reps, sync)
             row = {"op": op, "size": size, "out": out, "numpy_s": statistics.median(ns),
                    "cupy_s": statistics.median(cs), "ratio": statistics.median(cs) / statistics.median(ns),
-                   "min_ratio": min(cs) / min(ns)}  # the fastest of each: robust to bursts of load elsewhere
+                   "min_ratio": min(cs) / min(ns),  # the fastest of each: robust to bursts of load elsewhere
+                   "numpy_cpu_s": statistics.median(ncpu), "cupy_cpu_s": statistics.median(ccpu),
+                   "cpu_ratio": statistics.median(ccpu) / max(statistics.median(ncpu), 1e-9)}
             if memory:
                 row["numpy_peak_bytes"] = _peak_growth(np_fn, lambda: None)
                 row["cupy_peak_bytes"] = _peak_growth(cp_fn, sync)
@@ -163,14 +169,23 @@ def run(device: str, sizes: list[int], repeat: int, matmul: list[int], memory: b
             ah = numpy.random.default_rng(1).random((m, m), dtype=numpy.float32)
             a = cp.asarray(ah)
 
+            oh, o = numpy.empty_like(ah), cp.empty_like(a)
+
             def np_mm(ah: Any = ah) -> Any:  # (bound now: the loop rebinds ah and a)
                 return ah @ ah
 
             def cp_mm(a: Any = a) -> Any:
                 return a @ a
 
+            def np_mm_out(ah: Any = ah, oh: Any = oh) -> Any:
+                return numpy.matmul(ah, ah, out=oh)
+
+            def cp_mm_out(a: Any = a, o: Any = o) -> Any:
+                return cp.matmul(a, a, out=o)
+
             measure("matmul", m * m, False, np_mm, cp_mm, max(1, min(repeat, 3)))
-            del a
+            measure("matmul", m * m, True, np_mm_out, cp_mm_out, max(1, min(repeat, 3)))
+            del a, o
     return rows
 
 
@@ -179,13 +194,14 @@ def _mib(value: Optional[int]) -> str:
 
 
 def _print_table(rows: list[dict[str, Any]]) -> None:
-    print(f"{'op':34} {'size':>10} {'out=':>5} {'numpy':>12} {'ours':>12} {'ratio':>7} {'min':>7} "
+    print(f"{'op':34} {'size':>10} {'out=':>5} {'numpy':>12} {'ours':>12} {'ratio':>7} {'min':>7} {'cpu':>7} "
           f"{'peak MiB np/ours':>17}")
     for r in rows:
         peak = f"{_mib(r['numpy_peak_bytes'])}/{_mib(r['cupy_peak_bytes'])}" if "numpy_peak_bytes" in r else ""
         best = f"{r['min_ratio']:>6.2f}x" if "min_ratio" in r else ""
+        cpu = f"{r['cpu_ratio']:>6.2f}x" if "cpu_ratio" in r else ""
         print(f"{r['op']:34} {r['size']:>10} {'yes' if r['out'] else 'no':>5} {r['numpy_s'] * 1e3:>10.4f}ms "
-              f"{r['cupy_s'] * 1e3:>10.4f}ms {r['ratio']:>6.2f}x {best:>7} {peak:>17}")
+              f"{r['cupy_s'] * 1e3:>10.4f}ms {r['ratio']:>6.2f}x {best:>7} {cpu:>7} {peak:>17}")
 
 
 def main(argv: Optional[list[str]] = None) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ascend_compat.verify import tolerances
 from ascend_compat.verify.tolerances import DTYPES
 
@@ -56,3 +58,42 @@ def test_lookup_prefers_overrides_and_user_values():
     user = tolerances.model_tolerance("float16", rtol=0.5)
     assert (user.rtol, user.basis) == (0.5, "user")
     assert user.atol == tolerances.load()["model_level"]["dtypes"]["float16"]["atol"]
+
+
+def _check_shape(value, hint, where):
+    """``value`` has the shape of the type ``hint`` (TypedDicts: exactly their keys; dict/list; str/int/float)."""
+    import typing
+
+    if typing.is_typeddict(hint):
+        assert isinstance(value, dict), where
+        hints = typing.get_type_hints(hint)
+        assert set(value) == set(hints), (where, sorted(set(value) ^ set(hints)))
+        for key, sub in hints.items():
+            _check_shape(value[key], sub, f"{where}.{key}")
+        return
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is dict:
+        assert isinstance(value, dict) and value, where
+        for key, item in value.items():
+            _check_shape(item, args[1], f"{where}.{key}")
+    elif origin is list:
+        assert isinstance(value, list), where
+        for i, item in enumerate(value):
+            _check_shape(item, args[0], f"{where}[{i}]")
+    elif hint is float:
+        assert isinstance(value, (int, float)) and not isinstance(value, bool), where
+    else:
+        assert type(value) is hint, (where, type(value).__name__, hint)
+
+
+def test_the_file_has_the_shape_its_types_declare():
+    # load() hands out the parsed file as a TolerancesFile: the declared keys and types must be what is there.
+    _check_shape(tolerances.load(), tolerances.TolerancesFile, "tolerances.json")
+
+
+def test_the_shape_check_catches_a_missing_or_mistyped_field():
+    entry = {"rtol": 0.1, "atol": 0.1, "source": "s", "reasoning": "r"}
+    _check_shape(entry, tolerances.Thresholds, "ok")
+    for bad in ({k: v for k, v in entry.items() if k != "source"}, {**entry, "rtol": "0.1"}, {**entry, "extra": 1}):
+        with pytest.raises(AssertionError):
+            _check_shape(bad, tolerances.Thresholds, "bad")

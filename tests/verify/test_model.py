@@ -178,3 +178,14 @@ def test_a_difference_in_the_models_own_forward_is_named_as_the_model(sim):
     report = compare(lambda: (OwnCode(), torch.randn(2, 4)), target="npu")
     assert _status(report) == {"fc": True, "(model)": False}
     assert report.first_divergence.name == "(model)" and report.first_divergence.module_type == "OwnCode"
+
+
+def test_the_report_types_are_one_set_of_classes_wherever_imported_from():
+    # model.py re-exports the report's types from model_report.py; the package resolves them lazily.
+    import ascend_compat.verify as verify
+    from ascend_compat.verify import model, model_report
+
+    assert verify.ComparisonReport is model.ComparisonReport is model_report.ComparisonReport
+    assert model.LayerResult is model_report.LayerResult and model.render is model_report.render
+    assert model.SCHEMA_VERSION == model_report.SCHEMA_VERSION == 1
+    assert set(model_report.__all__) - {"Phase"} <= set(model.__all__)

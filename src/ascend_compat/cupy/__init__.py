@@ -7,8 +7,9 @@
 # ruff: noqa: F401  (this module re-exports the package's public names)
 from __future__ import annotations
 
+import builtins
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as _numpy
 
@@ -115,6 +116,9 @@ from ascend_compat.cupy._stats import *  # noqa: F403
 from ascend_compat.cupy._ufunc import ufunc
 from ascend_compat.cupy._ufuncs import *  # noqa: F403
 
+if TYPE_CHECKING:
+    from ascend_compat.cupy.cuda.memory import MemoryPool, PinnedMemoryPool
+
 AxisError = _numpy.exceptions.AxisError
 ComplexWarning = _numpy.exceptions.ComplexWarning
 bool = _numpy.bool_
@@ -141,7 +145,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'ascend_compat.cupy' has no attribute {name!r}")
 
 
-def install_as_cupy() -> bool:
+def install_as_cupy() -> builtins.bool:  # `bool` is NumPy's here (CuPy's cupy.bool)
     """Make ``import cupy`` give this module (never over a real CuPy that is installed and usable); returns
     whether it did. ``uninstall_as_cupy()`` undoes it."""
     from ascend_compat.cupy._install import install_as_cupy as install
@@ -156,18 +160,20 @@ def uninstall_as_cupy() -> None:
     uninstall()
 
 
-def is_available() -> bool:
+def is_available() -> builtins.bool:
     """True: the module always has a device (the CPU at worst)."""
     return True
 
 
-def get_default_memory_pool() -> Any:
+def get_default_memory_pool() -> MemoryPool:
+    """The device memory pool (``cupy.cuda.MemoryPool``; its figures are the backend allocator's)."""
     from ascend_compat.cupy import cuda
 
     return cuda.get_default_memory_pool() if hasattr(cuda, "get_default_memory_pool") else cuda.MemoryPool()
 
 
-def get_default_pinned_memory_pool() -> Any:
+def get_default_pinned_memory_pool() -> PinnedMemoryPool:
+    """The pinned host memory pool (``cupy.cuda.PinnedMemoryPool``)."""
     from ascend_compat.cupy import cuda
 
     return cuda.get_default_pinned_memory_pool()

@@ -1,5 +1,6 @@
 """Top-level products of ``ascend_compat.cupy``: dot, vdot, inner, outer, matmul, kron, trace, tensordot, einsum,
-cross. Results have NumPy's result dtype; they run on the backend's BLAS (torch.matmul / einsum)."""
+cross. Results have NumPy's result dtype; they run on the backend's BLAS (torch.matmul / einsum), except large
+float/complex products of CPU arrays, which run NumPy's BLAS on the tensors' memory (``_linalg_host``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any, Optional
 import numpy
 import torch
 
-from ascend_compat.cupy import _core, _dtypes
+from ascend_compat.cupy import _core, _dtypes, _linalg_host
 
 __all__ = ["cross", "dot", "einsum", "inner", "kron", "matmul", "outer", "tensordot", "trace", "vdot"]
 
@@ -46,13 +47,20 @@ def _finish(t: torch.Tensor, res: numpy.dtype, out: Optional[_core.ndarray] = No
         return result
     if not isinstance(out, _core.ndarray):
         raise TypeError("out must be a cupy.ndarray")
-    if strict and (out.dtype != res or not out.flags.c_contiguous or out.shape != result.shape):
-        raise ValueError("output array is not acceptable (must have the right datatype, number of dimensions, "
-                         "and be a C-Array)")
+    if strict:
+        _strict_out(out, res, result.shape)
     if out.shape != result.shape:
         raise ValueError(f"out has shape {out.shape}, the result {result.shape}")
     out._t.copy_(_dtypes.cast_tensor(t, res, out.dtype))
     return out
+
+
+def _strict_out(out: Any, res: numpy.dtype, shape: tuple[int, ...]) -> None:
+    if not isinstance(out, _core.ndarray):
+        raise TypeError("out must be a cupy.ndarray")
+    if out.dtype != res or not out.flags.c_contiguous or out.shape != tuple(shape):
+        raise ValueError("output array is not acceptable (must have the right datatype, number of dimensions, "
+                         "and be a C-Array)")
 
 
 def _shape_error(fn: str, a: torch.Tensor, b: torch.Tensor) -> ValueError:
@@ -69,7 +77,10 @@ def dot(a: Any, b: Any, out: Any = None) -> _core.ndarray:
     if ta.shape[-1] != tb.shape[k_b]:
         raise _shape_error("dot", ta, tb)
     if ta.dim() <= 2 and tb.dim() <= 2:
-        return _finish(torch.matmul(ta, tb), res, out, strict=True)
+        if out is not None:  # NumPy's own rule for dot's out= (checked here: the NumPy route writes into it)
+            _strict_out(out, res, (*ta.shape[:-1], *tb.shape[1:]))
+        host = _linalg_host.product(numpy.dot, ta, tb, res, out)
+        return host if host is not None else _finish(torch.matmul(ta, tb), res, out, strict=True)
     return _finish(torch.tensordot(ta, tb, dims=([ta.dim() - 1], [tb.dim() + k_b])), res, out, strict=True)
 
 
@@ -111,6 +122,9 @@ def matmul(a: Any, b: Any, out: Any = None, dtype: Any = None, **kwargs: Any) ->
     if ta.shape[-1] != tb.shape[0 if tb.dim() == 1 else -2]:
         raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0 "
                          f"(size {tb.shape[0 if tb.dim() == 1 else -2]} is different from {ta.shape[-1]})")
+    host = _linalg_host.product(numpy.matmul, ta, tb, res, out)
+    if host is not None:
+        return host
     try:
         t = torch.matmul(ta, tb)
     except RuntimeError as exc:

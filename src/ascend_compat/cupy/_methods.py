@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, SupportsIndex, Union
 
 import numpy
 import torch
@@ -17,11 +18,17 @@ from ascend_compat.cupy import _stats as S  # noqa: N812
 from ascend_compat.cupy import _ufuncs as U  # noqa: N812
 from ascend_compat.cupy._core import _root, _wrap, asarray, current_torch_device, ndarray
 from ascend_compat.cupy._dtypes import cast_tensor, storage_dtype, to_numpy_dtype
+from ascend_compat.cupy._ufunc import ufunc
+
+if TYPE_CHECKING:
+    from ascend_compat.cupy._reduction import DType, Out
 
 _OPERAND_TYPES = (ndarray, int, float, complex, numpy.generic, numpy.ndarray)
+#: NumPy's casting rules (``astype(casting=...)``).
+Casting = Literal["no", "equiv", "safe", "same_kind", "unsafe"]
 
 
-def _binary(uf: Any, reflected: bool = False) -> Any:
+def _binary(uf: ufunc, reflected: bool = False) -> Callable[[ndarray, Any], Any]:
     def op(self: ndarray, other: Any) -> Any:
         if not isinstance(other, _OPERAND_TYPES):
             handler = getattr(type(other), "__array_ufunc__", False)
@@ -50,7 +57,7 @@ def _compare_object(self: ndarray, name: str, other: Any) -> Any:
     return _wrap(torch.full(self._t.shape, name == "not_equal", dtype=torch.bool, device=self._t.device))
 
 
-def _inplace(uf: Any) -> Any:
+def _inplace(uf: ufunc) -> Callable[[ndarray, Any], ndarray]:
     def op(self: ndarray, other: Any) -> ndarray:
         if isinstance(other, (list, tuple)):
             other = asarray(other)
@@ -77,13 +84,20 @@ def _pow(self: ndarray, other: Any) -> Any:
     return _int_pow(self, other)
 
 
-ndarray.__pow__ = _pow
-ndarray.__divmod__ = _binary(U.divmod)
-ndarray.__rdivmod__ = _binary(U.divmod, reflected=True)
-ndarray.__neg__ = lambda self: U.negative(self)
-ndarray.__pos__ = lambda self: U.positive(self)
-ndarray.__abs__ = lambda self: self.copy() if self._dtype.kind == "u" else U.absolute(self)  # uint64: no sign
-ndarray.__invert__ = lambda self: U.invert(self)
+def _neg(self: ndarray) -> ndarray:
+    return U.negative(self)
+
+
+def _pos(self: ndarray) -> ndarray:
+    return U.positive(self)
+
+
+def _abs(self: ndarray) -> ndarray:
+    return self.copy() if self._dtype.kind == "u" else U.absolute(self)  # uint64: no sign
+
+
+def _invert(self: ndarray) -> ndarray:
+    return U.invert(self)
 
 
 def _matmul(self: ndarray, other: Any) -> Any:
@@ -98,14 +112,18 @@ def _rmatmul(self: ndarray, other: Any) -> Any:
     return matmul(other, self) if isinstance(other, numpy.ndarray) else NotImplemented
 
 
-ndarray.__matmul__ = _matmul
-ndarray.__rmatmul__ = _rmatmul
-ndarray.__getitem__ = I.getitem
-ndarray.__setitem__ = I.setitem
+# The class statement declares these for type checkers only (_core.ndarray), so they are attached by name.
+_OPERATORS: dict[str, Callable[..., Any]] = {
+    "__pow__": _pow, "__divmod__": _binary(U.divmod), "__rdivmod__": _binary(U.divmod, reflected=True),
+    "__neg__": _neg, "__pos__": _pos, "__abs__": _abs, "__invert__": _invert, "__matmul__": _matmul,
+    "__rmatmul__": _rmatmul, "__getitem__": I.getitem, "__setitem__": I.setitem,
+}
+for _n, _f in _OPERATORS.items():
+    setattr(ndarray, _n, _f)
 
 
-def astype(self: ndarray, dtype: Any, order: str = "K", casting: Any = None, subok: Any = None,
-           copy: bool = True) -> ndarray:
+def astype(self: ndarray, dtype: DType, order: str = "K", casting: Optional[Casting] = None,
+           subok: Optional[bool] = None, copy: bool = True) -> ndarray:
     """A copy cast to ``dtype`` (no copy when ``copy=False`` and nothing changes)."""
     dt = to_numpy_dtype(dtype)
     if dt.kind in "fc":  # float64/complex128 follow ASCEND_COMPAT_CUPY_FLOAT64 on the array's device
@@ -155,7 +173,7 @@ def copy(self: ndarray, order: str = "C") -> ndarray:
         _alloc.raise_cupy_oom(exc, self.nbytes)
 
 
-def _empty_ordered(t: torch.Tensor, order: str, device: Any = None) -> torch.Tensor:
+def _empty_ordered(t: torch.Tensor, order: str, device: Optional[torch.device] = None) -> torch.Tensor:
     """An uninitialised tensor like ``t`` with NumPy's C or F strides (size-1 axes included)."""
     device = t.device if device is None else device
     if order == "F" and t.dim() > 1:
@@ -164,7 +182,7 @@ def _empty_ordered(t: torch.Tensor, order: str, device: Any = None) -> torch.Ten
     return torch.empty(t.shape, dtype=t.dtype, device=device)
 
 
-def view(self: ndarray, dtype: Any = None, type: Any = None) -> ndarray:
+def view(self: ndarray, dtype: Any = None, type: Any = None) -> ndarray:  # Any: dtypes, or ndarray classes
     """A view of the same memory, optionally reinterpreted as ``dtype``."""
     if dtype is None or (isinstance(dtype, type.__class__) and issubclass(dtype, ndarray)):
         return _wrap(self._t.view(self._t.shape), self._dtype, base=_root(self))
@@ -209,7 +227,7 @@ def _unsigned_or(dt: numpy.dtype) -> torch.dtype:
     return {"u2": torch.uint16, "u4": torch.uint32, "u8": torch.uint64}.get(dt.str[1:], storage_dtype(dt))
 
 
-def fill(self: ndarray, value: Any) -> None:
+def fill(self: ndarray, value: object) -> None:
     """Set every element to the scalar ``value`` (a 0-d array counts as a scalar)."""
     if not isinstance(value, ndarray) and hasattr(value, "__cupy_get_ndarray__"):
         value = value.__cupy_get_ndarray__()
@@ -228,7 +246,7 @@ def _real(self: ndarray) -> ndarray:
     return self
 
 
-def _set_real(self: ndarray, value: Any) -> None:
+def _set_real(self: ndarray, value: object) -> None:
     _real(self)[...] = value
 
 
@@ -239,7 +257,7 @@ def _imag(self: ndarray) -> ndarray:
     return res
 
 
-def _set_imag(self: ndarray, value: Any) -> None:
+def _set_imag(self: ndarray, value: object) -> None:
     if self._dtype.kind != "c":
         raise TypeError("array does not have imaginary part to set")
     _imag(self)[...] = value
@@ -250,24 +268,25 @@ def _flatten(self: ndarray, order: str = "C") -> ndarray:
     return r.copy() if r._t.data_ptr() == self._t.data_ptr() and r.size else r
 
 
-def _reshape(self: ndarray, *shape: Any, order: str = "C", copy: Any = None) -> ndarray:
+def _reshape(self: ndarray, *shape: Union[SupportsIndex, Sequence[SupportsIndex]], order: str = "C",
+             copy: Optional[bool] = None) -> ndarray:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     return M.reshape(self, shape, order=order, copy=copy)
 
 
-def _transpose(self: ndarray, *axes: Any) -> ndarray:
+def _transpose(self: ndarray, *axes: Union[SupportsIndex, Sequence[SupportsIndex], None]) -> ndarray:
     if len(axes) == 1 and (isinstance(axes[0], (tuple, list)) or axes[0] is None):
-        axes = axes[0]
+        return M.transpose(self, axes[0] or None)
     return M.transpose(self, axes or None)
 
 
-def _trace(self: ndarray, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
-           out: Any = None) -> ndarray:
+def _trace(self: ndarray, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: DType = None,
+           out: Out = None) -> ndarray:
     return R.sum(I.diagonal(self, offset, axis1, axis2), -1, dtype, out)
 
 
-def _sort(self: ndarray, axis: int = -1, kind: Any = None, order: Any = None) -> None:
+def _sort(self: ndarray, axis: int = -1, kind: Optional[str] = None, order: Union[str, list[str], None] = None) -> None:
     from ascend_compat.cupy._sorting import sort
 
     if self.ndim == 0:
@@ -277,7 +296,7 @@ def _sort(self: ndarray, axis: int = -1, kind: Any = None, order: Any = None) ->
     self[...] = sort(self, axis)
 
 
-_METHODS = {
+_METHODS: dict[str, Callable[..., Any]] = {
     "astype": astype, "copy": copy, "view": view, "fill": fill, "flatten": _flatten, "reshape": _reshape,
     "transpose": _transpose, "ravel": M.ravel, "swapaxes": M.swapaxes, "squeeze": M.squeeze, "repeat": M.repeat,
     "take": I.take, "put": I.put, "choose": I.choose, "nonzero": I.nonzero, "compress": lambda s, c, axis=None,
@@ -288,11 +307,11 @@ _METHODS = {
 }
 for _n, _f in _METHODS.items():
     setattr(ndarray, _n, _f)
-ndarray.real = property(_real, _set_real)
-ndarray.imag = property(_imag, _set_imag)
+for _n, _p in {"real": property(_real, _set_real), "imag": property(_imag, _set_imag)}.items():
+    setattr(ndarray, _n, _p)
 
 
-def _late(name: str, module: str) -> Any:
+def _late(name: str, module: str) -> Callable[..., Any]:
     def method(self: ndarray, *args: Any, **kwargs: Any) -> Any:
         import importlib
 
@@ -301,7 +320,8 @@ def _late(name: str, module: str) -> Any:
     return method
 
 
-def _partition(self: ndarray, kth: Any, axis: int = -1, kind: str = "introselect", order: Any = None) -> None:
+def _partition(self: ndarray, kth: Union[int, Sequence[int]], axis: int = -1, kind: str = "introselect",
+               order: Union[str, list[str], None] = None) -> None:
     from ascend_compat.cupy._sorting import partition
 
     if not self.flags.c_contiguous:
@@ -309,10 +329,11 @@ def _partition(self: ndarray, kth: Any, axis: int = -1, kind: str = "introselect
     self[...] = partition(self, kth, axis)
 
 
-ndarray.partition = _partition
-for _n in ("argsort", "argpartition", "searchsorted"):
-    setattr(ndarray, _n, _late(_n, "_sorting"))
-for _n in ("clip", "round"):
-    setattr(ndarray, _n, _late(_n, "_extra"))
-ndarray.dot = _late("dot", "_linalg_top")
-ndarray.__round__ = _late("round", "_extra")
+# Methods whose functions import this module's dependents: looked up on first call.
+_LATE: dict[str, Callable[..., Any]] = {
+    "partition": _partition, "dot": _late("dot", "_linalg_top"), "__round__": _late("round", "_extra"),
+    **{n: _late(n, "_sorting") for n in ("argsort", "argpartition", "searchsorted")},
+    **{n: _late(n, "_extra") for n in ("clip", "round")},
+}
+for _n, _f in _LATE.items():
+    setattr(ndarray, _n, _f)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import builtins
 import warnings
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 import numpy
 import torch
@@ -17,7 +17,25 @@ from ascend_compat.cupy._core import _wrap, asarray, ndarray
 from ascend_compat.cupy._dtypes import cast_tensor, storage_dtype, to_numpy_dtype
 from ascend_compat.cupy._manipulation import normalize_axes, normalize_axis
 
-_DT_CACHE: dict[Any, numpy.dtype] = {}
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, DTypeLike
+
+    from ascend_compat.cupy._ufunc import ufunc
+
+#: An array of this module, or what :func:`asarray` takes (NumPy arrays, nested sequences, scalars).
+ArrayArg = Union[ndarray, "ArrayLike"]
+#: The axes to reduce: one, several, or None (all).
+Axes = Union[int, tuple[int, ...], None]
+#: A scalar ``initial`` value (a Python number as torch's stubs take; NumPy scalars work as well).
+Scalar = complex
+#: A ``dtype`` argument (None: NumPy's default for the function).
+DType = Optional["DTypeLike"]
+#: An ``out`` argument.
+Out = Optional[ndarray]
+#: A torch reduction called as ``fn(t, dim=..., keepdim=...)``.
+TorchReduction = Callable[..., torch.Tensor]
+
+_DT_CACHE: dict[tuple[Callable[..., Any], numpy.dtype, tuple[tuple[str, Any], ...]], numpy.dtype] = {}
 _any, _max = builtins.any, builtins.max
 
 
@@ -37,12 +55,12 @@ def result_dtype(fn: Callable[..., Any], dt: numpy.dtype, **kw: Any) -> numpy.dt
 _SUM_DT = {dt: result_dtype(numpy.sum, dt) for dt in _dtypes.ALL_TYPES if dt.kind != "b"}
 
 
-def _prep(a: Any, axis: Any) -> tuple[ndarray, tuple[int, ...]]:
+def _prep(a: ArrayArg, axis: Axes) -> tuple[ndarray, tuple[int, ...]]:
     a = a if isinstance(a, ndarray) else asarray(a)
     return a, normalize_axes(axis, a.ndim)
 
 
-def _finish(t: torch.Tensor, dt: numpy.dtype, out: Optional[ndarray], src: numpy.dtype) -> ndarray:
+def _finish(t: torch.Tensor, dt: numpy.dtype, out: Out, src: numpy.dtype) -> ndarray:
     if t.dtype != storage_dtype(dt):
         t = cast_tensor(t, src, dt)
     mask = _dtypes.WRAP_MASK.get(dt)
@@ -73,7 +91,7 @@ def _reduce(t: torch.Tensor, fn: Callable[..., torch.Tensor], axes: tuple[int, .
     return fn(t, dim=axes, keepdim=keepdims)
 
 
-def _apply_where(a: ndarray, where: Any, fill: Any) -> torch.Tensor:
+def _apply_where(a: ndarray, where: ArrayArg, fill: float) -> torch.Tensor:
     if where is True:
         return a._t
     mask = asarray(where)._t
@@ -108,8 +126,8 @@ def _int_sum(src: torch.Tensor, axes: tuple[int, ...], keepdims: bool) -> torch.
     return r if keepdims else r.squeeze(axes)
 
 
-def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
-        initial: Any = None, where: Any = True) -> ndarray:
+def sum(a: ArrayArg, axis: Axes = None, dtype: DType = None, out: Out = None, keepdims: bool = False,
+        initial: Optional[Scalar] = None, where: ArrayArg = True) -> ndarray:
     if axis is None and dtype is None and out is None and not keepdims and initial is None and where is True \
             and type(a) is ndarray:  # the common call, kept cheap
         dt = _SUM_DT.get(a._dtype)
@@ -136,8 +154,8 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: 
     return _finish(r, dt, out, dt)
 
 
-def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
-         initial: Any = None, where: Any = True) -> ndarray:
+def prod(a: ArrayArg, axis: Axes = None, dtype: DType = None, out: Out = None, keepdims: bool = False,
+         initial: Optional[Scalar] = None, where: ArrayArg = True) -> ndarray:
     a, axes = _prep(a, axis)
     dt = result_dtype(numpy.prod, a._dtype, dtype=dtype)
     _warn_complex_cast(a._dtype, dt)
@@ -154,7 +172,8 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims:
     return _finish(r, dt, out, dt)
 
 
-def _minmax(a: Any, axis: Any, out: Any, keepdims: bool, initial: Any, where: Any, fn: Any, name: str) -> ndarray:
+def _minmax(a: ArrayArg, axis: Axes, out: Out, keepdims: bool, initial: Optional[Scalar], where: ArrayArg,
+            fn: TorchReduction, name: str) -> ndarray:
     a, axes = _prep(a, axis)
     t = a._t
     if where is not True:
@@ -183,13 +202,13 @@ def _minmax(a: Any, axis: Any, out: Any, keepdims: bool, initial: Any, where: An
     return _finish(r.to(t.dtype) if t.dtype == torch.bool else r, a._dtype, out, a._dtype)
 
 
-def amax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,
-         where: Any = True) -> ndarray:
+def amax(a: ArrayArg, axis: Axes = None, out: Out = None, keepdims: bool = False, initial: Optional[Scalar] = None,
+         where: ArrayArg = True) -> ndarray:
     return _minmax(a, axis, out, keepdims, initial, where, torch.amax, "maximum")
 
 
-def amin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,
-         where: Any = True) -> ndarray:
+def amin(a: ArrayArg, axis: Axes = None, out: Out = None, keepdims: bool = False, initial: Optional[Scalar] = None,
+         where: ArrayArg = True) -> ndarray:
     return _minmax(a, axis, out, keepdims, initial, where, torch.amin, "minimum")
 
 
@@ -197,7 +216,7 @@ max = amax
 min = amin
 
 
-def _fold(uf: Any, a: ndarray, axes: tuple[int, ...], keepdims: bool, out: Any, initial: Any) -> ndarray:
+def _fold(uf: ufunc, a: ndarray, axes: tuple[int, ...], keepdims: bool, out: Out, initial: Optional[Scalar]) -> ndarray:
     """Reduce with a binary ufunc one slice at a time (dtypes torch has no reduction kernel for)."""
     from ascend_compat.cupy._manipulation import moveaxis
 
@@ -215,7 +234,7 @@ def _fold(uf: Any, a: ndarray, axes: tuple[int, ...], keepdims: bool, out: Any, 
     return _finish(r._t, r._dtype, out, r._dtype)
 
 
-def _arg(a: Any, axis: Any, out: Any, keepdims: bool, fn: Any, name: str) -> ndarray:
+def _arg(a: ArrayArg, axis: Optional[int], out: Out, keepdims: bool, fn: TorchReduction, name: str) -> ndarray:
     a = asarray(a)
     if a.size == 0 and (axis is None or a.shape[normalize_axis(axis, a.ndim)] == 0):
         raise ValueError(f"attempt to get {name} of an empty sequence")
@@ -249,17 +268,20 @@ def _arg(a: Any, axis: Any, out: Any, keepdims: bool, fn: Any, name: str) -> nda
     return _finish(r, _dtypes.INT64, out, _dtypes.INT64)
 
 
-def argmax(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, *, keepdims: bool = False) -> ndarray:
+def argmax(a: ArrayArg, axis: Optional[int] = None, dtype: DType = None, out: Out = None, *,
+           keepdims: bool = False) -> ndarray:
     r = _arg(a, axis, out, keepdims, torch.argmax, "argmax")
     return r if dtype is None else r.astype(dtype, copy=False)
 
 
-def argmin(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, *, keepdims: bool = False) -> ndarray:
+def argmin(a: ArrayArg, axis: Optional[int] = None, dtype: DType = None, out: Out = None, *,
+           keepdims: bool = False) -> ndarray:
     r = _arg(a, axis, out, keepdims, torch.argmin, "argmin")
     return r if dtype is None else r.astype(dtype, copy=False)
 
 
-def _logical(a: Any, axis: Any, out: Any, keepdims: bool, where: Any, fn: Any, fill: bool) -> ndarray:
+def _logical(a: ArrayArg, axis: Axes, out: Out, keepdims: bool, where: ArrayArg, fn: TorchReduction,
+             fill: bool) -> ndarray:
     a, axes = _prep(a, axis)
     src = _apply_where(a, where, fill)
     t = src if src.dtype == torch.bool else src != 0  # `!= 0` on bool builds an int64 temporary (8x)
@@ -270,11 +292,11 @@ def _logical(a: Any, axis: Any, out: Any, keepdims: bool, where: Any, fn: Any, f
     return _finish(r, _dtypes.BOOL, out, _dtypes.BOOL)
 
 
-def all(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, *, where: Any = True) -> ndarray:
+def all(a: ArrayArg, axis: Axes = None, out: Out = None, keepdims: bool = False, *, where: ArrayArg = True) -> ndarray:
     return _logical(a, axis, out, keepdims, where, torch.all, True)
 
 
-def any(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, *, where: Any = True) -> ndarray:
+def any(a: ArrayArg, axis: Axes = None, out: Out = None, keepdims: bool = False, *, where: ArrayArg = True) -> ndarray:
     return _logical(a, axis, out, keepdims, where, torch.any, False)
 
 
@@ -285,8 +307,8 @@ def _float_work(a: ndarray, dt: numpy.dtype) -> torch.Tensor:
     return cast_tensor(a._t, a._dtype, work)
 
 
-def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, *,
-         where: Any = True) -> ndarray:
+def mean(a: ArrayArg, axis: Axes = None, dtype: DType = None, out: Out = None, keepdims: bool = False, *,
+         where: ArrayArg = True) -> ndarray:
     a, axes = _prep(a, axis)
     dt = result_dtype(numpy.mean, a._dtype, dtype=dtype)
     t = _float_work(a, dt)
@@ -302,8 +324,8 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims:
     return _finish(r, dt, out, to_numpy_dtype(t.dtype))
 
 
-def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0, keepdims: bool = False,
-        *, where: Any = True, mean: Any = None, correction: Any = None) -> ndarray:
+def var(a: ArrayArg, axis: Axes = None, dtype: DType = None, out: Out = None, ddof: float = 0, keepdims: bool = False,
+        *, where: ArrayArg = True, mean: Optional[ArrayArg] = None, correction: Optional[float] = None) -> ndarray:
     a, axes = _prep(a, axis)
     if correction is not None:
         ddof = correction
@@ -322,13 +344,14 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: floa
     return _finish(r, dt, out, to_numpy_dtype(r.dtype))
 
 
-def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0, keepdims: bool = False,
-        *, where: Any = True, mean: Any = None, correction: Any = None) -> ndarray:
+def std(a: ArrayArg, axis: Axes = None, dtype: DType = None, out: Out = None, ddof: float = 0, keepdims: bool = False,
+        *, where: ArrayArg = True, mean: Optional[ArrayArg] = None, correction: Optional[float] = None) -> ndarray:
     v = var(a, axis, dtype, None, ddof, keepdims, correction=correction)
     return _finish(torch.sqrt(v._t), v._dtype, out, v._dtype)
 
 
-def _scan(a: Any, axis: Any, dtype: Any, out: Any, np_fn: Any, fn: Any) -> ndarray:
+def _scan(a: ArrayArg, axis: Optional[int], dtype: DType, out: Out, np_fn: Callable[..., Any],
+          fn: TorchReduction) -> ndarray:
     a = asarray(a)
     dt = result_dtype(np_fn, a._dtype, dtype=dtype)
     t = cast_tensor(a._t, a._dtype, dt)
@@ -342,11 +365,11 @@ def _scan(a: Any, axis: Any, dtype: Any, out: Any, np_fn: Any, fn: Any) -> ndarr
     return _finish(r, dt, out, dt)
 
 
-def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> ndarray:
+def cumsum(a: ArrayArg, axis: Optional[int] = None, dtype: DType = None, out: Out = None) -> ndarray:
     return _scan(a, axis, dtype, out, numpy.cumsum, torch.cumsum)
 
 
-def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> ndarray:
+def cumprod(a: ArrayArg, axis: Optional[int] = None, dtype: DType = None, out: Out = None) -> ndarray:
     return _scan(a, axis, dtype, out, numpy.cumprod, torch.cumprod)
 
 

@@ -18,7 +18,8 @@ import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Optional
+from types import ModuleType
+from typing import Callable, Optional
 
 from ascend_compat.simulate.errors import SimulationError
 
@@ -112,7 +113,7 @@ def _op_name(op: str) -> str:
     return op if "::" in op else f"aten::{op}"
 
 
-def _register_npu(torch: Any, ext: Any, device_count: int) -> None:
+def _register_npu(torch: ModuleType, ext: ModuleType, device_count: int) -> None:
     """Name PrivateUse1 ``npu`` and register the ``torch.npu`` module, HCCL and the host-kernel routes."""
     current = torch._C._get_privateuse1_backend_name()
     if current not in ("privateuseone", "npu"):

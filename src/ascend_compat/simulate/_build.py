@@ -44,6 +44,17 @@ def build_dir() -> Path:
     return cache_root() / f"npu_sim-{key.hexdigest()[:16]}"
 
 
+def _attach_host_blas(module: ModuleType) -> ModuleType:
+    """Hand the freshly loaded extension its host BLAS (``_host_blas``); a failure only costs speed."""
+    from ascend_compat.simulate import _host_blas
+
+    try:
+        _host_blas.attach(module)
+    except (OSError, AttributeError, ValueError) as exc:
+        print(f"ascend-compat: the simulated NPU's large products use torch's BLAS ({exc})", file=sys.stderr)
+    return module
+
+
 def _import_from(path: Path) -> ModuleType:
     loader = importlib.machinery.ExtensionFileLoader(_EXT_NAME, str(path))
     spec = importlib.util.spec_from_file_location(_EXT_NAME, str(path), loader=loader)
@@ -51,7 +62,7 @@ def _import_from(path: Path) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
     sys.modules[_EXT_NAME] = module
-    return module
+    return _attach_host_blas(module)
 
 
 def _compile(directory: Path, verbose: bool) -> ModuleType:
@@ -60,7 +71,7 @@ def _compile(directory: Path, verbose: bool) -> ModuleType:
     module: ModuleType = cpp_extension.load(
         name=_EXT_NAME, sources=[str(_SOURCE)], build_directory=str(directory), extra_cflags=["-O2"], verbose=verbose
     )
-    return module
+    return _attach_host_blas(module)
 
 
 def load_extension(verbose: bool = False) -> ModuleType:

@@ -19,6 +19,8 @@ import torch
 from ascend_compat.simulate import _state
 
 DeviceLike = Union[torch.device, str, int, None]
+# One generator per device, as torch.cuda.default_generators; set by simulate.install (declared for type checkers).
+default_generators: tuple[torch.Generator, ...]
 
 __all__ = [
     "BFloat16Tensor", "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "Event", "FloatTensor",

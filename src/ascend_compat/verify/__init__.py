@@ -10,13 +10,18 @@ Importing this package imports no torch.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the lazily loaded names, for type checkers
+    from ascend_compat.verify.model import compare
+    from ascend_compat.verify.model_report import ComparisonReport
+    from ascend_compat.verify.ops import OpSuiteReport, run_ops
 
 __all__ = ["ComparisonReport", "OpSuiteReport", "compare", "run_ops"]
 
 _LAZY = {
     "compare": "ascend_compat.verify.model",
-    "ComparisonReport": "ascend_compat.verify.model",
+    "ComparisonReport": "ascend_compat.verify.model_report",
     "run_ops": "ascend_compat.verify.ops",
     "OpSuiteReport": "ascend_compat.verify.ops",
 }

@@ -19,7 +19,7 @@ Tensors = list[tuple[str, "torch.Tensor"]]
 # --- flattening outputs ----------------------------------------------------------------------------------------
 
 
-def flatten(value: Any, prefix: str = "") -> Tensors:
+def flatten(value: object, prefix: str = "") -> Tensors:
     """(path, tensor) pairs of a nested output: tensors, tuples/lists, dicts, transformers ModelOutput (a dict)
     and dataclasses. Other leaves (None, caches, strings) are left out."""
     import torch
@@ -39,7 +39,7 @@ def flatten(value: Any, prefix: str = "") -> Tensors:
     return items
 
 
-def _snapshot(value: Any) -> Tensors:
+def _snapshot(value: object) -> Tensors:
     # A CPU copy now: later in-place ops must not change what was recorded.
     return [(p, t.detach().to("cpu", copy=True)) for p, t in flatten(value)]
 
@@ -99,7 +99,7 @@ def _run_side(model: torch.nn.Module, args: tuple, kwargs: dict, device: str, ba
     handles = []
 
     def make_hook(name: str) -> Callable[..., None]:
-        def hook(module: torch.nn.Module, h_args: tuple, h_kwargs: dict, output: Any) -> None:
+        def hook(module: torch.nn.Module, h_args: tuple, h_kwargs: dict, output: object) -> None:
             idx = calls.get(name, 0)
             calls[name] = idx + 1
             forward.append(_Record((name, idx), type(module).__name__, _snapshot((h_args, h_kwargs)),

@@ -10,168 +10,24 @@ seen before its parent and the earliest culprit is named, not the block containi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Optional, TypedDict, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
-from ascend_compat._style import paint as style_paint
 from ascend_compat.verify._capture import Tensors, _Run, _run_side, flatten
-from ascend_compat.verify.tolerances import (
-    Diff,
-    DiffDict,
-    JsonFloat,
-    Tolerance,
-    compare_tensors,
-    json_float,
-    model_tolerance,
+from ascend_compat.verify.model_report import (  # the report's types, re-exported: users import them from here
+    SCHEMA_VERSION,
+    ComparisonDict,
+    ComparisonReport,
+    LayerResult,
+    LayerResultDict,
+    render,
 )
+from ascend_compat.verify.tolerances import Diff, Tolerance, compare_tensors, model_tolerance
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["SCHEMA_VERSION", "ComparisonReport", "LayerResult", "ModelFactory", "build", "compare", "flatten", "render"]
-
-SCHEMA_VERSION = 1
-
-
-@dataclass
-class LayerResult:
-    """One call of one submodule (or the gradient reaching its outputs), compared across the devices."""
-
-    name: str
-    call: int
-    module_type: str
-    phase: str  # "forward" or "backward"
-    ok: bool
-    diffs: list[Diff] = field(default_factory=list)
-    inputs_ok: Optional[bool] = None  # forward only: did the module receive matching inputs?
-    note: str = ""
-
-    @property
-    def label(self) -> str:
-        return self.name if self.call == 0 else f"{self.name} (call {self.call + 1})"
-
-    def worst(self) -> tuple[float, float, float]:
-        """(max abs error, max rel error, min cosine) over the recorded tensors."""
-        if not self.diffs:
-            return (0.0, 0.0, 1.0)
-        return (max(d.max_abs for d in self.diffs), max(d.max_rel for d in self.diffs),
-                min(d.cosine for d in self.diffs))  # fmt: skip
-
-    def to_dict(self) -> LayerResultDict:
-        max_abs, max_rel, cosine = self.worst()
-        return {
-            "name": self.name, "call": self.call, "module_type": self.module_type, "phase": self.phase,
-            "ok": self.ok, "inputs_ok": self.inputs_ok, "max_abs": json_float(max_abs),
-            "max_rel": json_float(max_rel), "cosine": json_float(cosine), "note": self.note,
-            "tensors": [d.to_dict() for d in self.diffs],
-        }  # fmt: skip
-
-
-class LayerResultDict(TypedDict):
-    """:meth:`LayerResult.to_dict`."""
-
-    name: str
-    call: int
-    module_type: str
-    phase: str
-    ok: bool
-    inputs_ok: Optional[bool]
-    max_abs: JsonFloat
-    max_rel: JsonFloat
-    cosine: JsonFloat
-    note: str
-    tensors: list[DiffDict]
-
-
-@dataclass
-class ComparisonReport:
-    """The outcome of :func:`compare`."""
-
-    reference: str
-    target: str
-    requested_target: str
-    tolerance: Tolerance
-    model_type: str
-    dtype: str
-    backward: bool
-    outputs: list[Diff] = field(default_factory=list)
-    layers: list[LayerResult] = field(default_factory=list)
-    grads: list[LayerResult] = field(default_factory=list)  # backward: module-output gradients, backward order
-    param_grads: list[Diff] = field(default_factory=list)
-    fallback: Optional[str] = None
-    simulated: bool = False
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def first_divergence(self) -> Optional[LayerResult]:
-        """The first submodule (forward execution order) whose outputs diverge, or None."""
-        return next((r for r in self.layers if not r.ok), None)
-
-    @property
-    def first_backward_divergence(self) -> Optional[LayerResult]:
-        """The first module-output gradient (backward execution order) that diverges, or None."""
-        return next((r for r in self.grads if not r.ok), None)
-
-    @property
-    def ok(self) -> bool:
-        return (
-            all(d.ok for d in self.outputs)
-            and all(r.ok for r in self.layers)
-            and all(r.ok for r in self.grads)
-            and all(d.ok for d in self.param_grads)
-        )
-
-    def to_dict(self) -> ComparisonDict:
-        first, first_bwd = self.first_divergence, self.first_backward_divergence
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "kind": "model",
-            "ok": self.ok,
-            "model_type": self.model_type,
-            "dtype": self.dtype,
-            "reference": self.reference,
-            "target": self.target,
-            "requested_target": self.requested_target,
-            "simulated": self.simulated,
-            "fallback": self.fallback,
-            "rtol": self.tolerance.rtol,
-            "atol": self.tolerance.atol,
-            "tolerance_basis": self.tolerance.basis,
-            "backward": self.backward,
-            "first_divergence": first.to_dict() if first else None,
-            "first_backward_divergence": first_bwd.to_dict() if first_bwd else None,
-            "outputs": [d.to_dict() for d in self.outputs],
-            "layers": [r.to_dict() for r in self.layers],
-            "grads": [r.to_dict() for r in self.grads],
-            "param_grads": [d.to_dict() for d in self.param_grads],
-            "notes": self.notes,
-        }
-
-
-class ComparisonDict(TypedDict):
-    """:meth:`ComparisonReport.to_dict`, the ``verify model --json`` report."""
-
-    schema_version: int
-    kind: str
-    ok: bool
-    model_type: str
-    dtype: str
-    reference: str
-    target: str
-    requested_target: str
-    simulated: bool
-    fallback: Optional[str]
-    rtol: float
-    atol: float
-    tolerance_basis: str
-    backward: bool
-    first_divergence: Optional[LayerResultDict]
-    first_backward_divergence: Optional[LayerResultDict]
-    outputs: list[DiffDict]
-    layers: list[LayerResultDict]
-    grads: list[LayerResultDict]
-    param_grads: list[DiffDict]
-    notes: list[str]
+__all__ = ["SCHEMA_VERSION", "ComparisonDict", "ComparisonReport", "LayerResult", "LayerResultDict", "ModelFactory",
+           "ModelInputs", "build", "compare", "flatten", "render"]
 
 
 # --- comparing -------------------------------------------------------------------------------------------------
@@ -195,7 +51,7 @@ def _model_dtype(model: torch.nn.Module) -> str:
     return "float32"
 
 
-def _split_inputs(inputs: Any) -> tuple[tuple, dict]:
+def _split_inputs(inputs: object) -> tuple[tuple[Any, ...], dict[str, Any]]:
     import torch
 
     if isinstance(inputs, torch.Tensor):
@@ -219,13 +75,20 @@ def _default_inputs(model: torch.nn.Module, seed: int) -> Optional[dict[str, tor
     return {"input_ids": torch.randint(0, min(vocab, 1000), (2, 16), generator=gen)}
 
 
-#: An ``nn.Module``, or a callable returning one or ``(module, inputs)``.
-ModelFactory = Union[Callable[[], Any], "torch.nn.Module"]
+#: An ``nn.Module``, or a callable returning one or ``(module, inputs)`` (what it returns is checked at run time).
+ModelFactory = Union[Callable[[], object], "torch.nn.Module"]
+
+#: What the model is called with: a tensor (one positional argument), a tuple/list of positional arguments or a
+#: dict of keyword arguments.
+ModelInputs = Union["torch.Tensor", tuple[Any, ...], list[Any], dict[str, Any]]
 
 
-def build(model_fn: ModelFactory, inputs: Any = None, seed: int = 0) -> tuple[torch.nn.Module, Any]:
+def build(
+    model_fn: ModelFactory, inputs: Optional[ModelInputs] = None, seed: int = 0
+) -> tuple[torch.nn.Module, object]:
     """Build the model once under ``seed``: ``model_fn`` is an ``nn.Module`` or a callable returning a module or
-    ``(module, inputs)``. Returns (model, inputs); raises ValueError when there are no inputs to use."""
+    ``(module, inputs)``. Returns (model, inputs), the inputs as given (:func:`compare` checks their shape); raises
+    ValueError when there are no inputs to use."""
     import random
 
     import torch
@@ -238,12 +101,12 @@ def build(model_fn: ModelFactory, inputs: Any = None, seed: int = 0) -> tuple[to
         built, given = built
     if not isinstance(built, torch.nn.Module):
         raise TypeError(f"the factory must return an nn.Module or (nn.Module, inputs), got {type(built).__name__}")
-    inputs = inputs if inputs is not None else given
-    if inputs is None:
-        inputs = _default_inputs(built, seed)
-    if inputs is None:
+    used: object = inputs if inputs is not None else given
+    if used is None:
+        used = _default_inputs(built, seed)
+    if used is None:
         raise ValueError("no inputs: pass inputs=, or return (model, inputs) from the factory")
-    return built, inputs
+    return built, used
 
 
 def _compare_forward(ref: _Run, tgt: _Run, tol: Tolerance) -> list[LayerResult]:
@@ -297,7 +160,7 @@ def _compare_backward(report: ComparisonReport, ref: _Run, tgt: _Run, tol: Toler
 
 def compare(
     model_fn: ModelFactory,
-    inputs: Any = None,
+    inputs: Optional[ModelInputs] = None,
     reference: str = "cpu",
     target: str = "npu",
     rtol: Optional[float] = None,
@@ -324,8 +187,8 @@ def compare(
     ref_where = resolve(reference)
     if ref_where.fallback:
         raise ValueError(f"reference device {reference!r} is not available: {ref_where.fallback}")
-    model, inputs = build(model_fn, inputs, seed)
-    args, kwargs = _split_inputs(inputs)
+    model, used = build(model_fn, inputs, seed)
+    args, kwargs = _split_inputs(used)
     dtype = _model_dtype(model)
     tol = model_tolerance(dtype, rtol, atol)
     report = ComparisonReport(ref_where.device, where.device, where.requested, tol, type(model).__name__, dtype,
@@ -344,58 +207,3 @@ def compare(
         report.notes.append("the simulated NPU runs CPU kernels: this checks placement and the model's device "
                             "paths, not NPU numerics")  # fmt: skip
     return report
-
-
-# --- rendering -------------------------------------------------------------------------------------------------
-
-
-def render(report: ComparisonReport, color: bool = False, limit: int = 40) -> str:
-    """The verdict, the first divergence and the per-layer table (``limit`` rows around the divergence)."""
-
-    def paint(text: str, style: str) -> str:
-        return style_paint(text, style, color)
-
-    t = report.tolerance
-    lines = [f"verify model {report.model_type} ({report.dtype}): {report.reference} (reference) vs "
-             f"{report.target} (target), rtol={t.rtol:g} atol={t.atol:g} [{t.basis}]"]  # fmt: skip
-    if report.fallback:
-        lines.append(f"note: requested {report.requested_target}: {report.fallback}")
-    lines.extend(f"note: {n}" for n in report.notes)
-    first = report.first_divergence
-    if first is not None:
-        max_abs, max_rel, cosine = first.worst()
-        lines.append(paint(f"FIRST DIVERGENCE: {first.label} ({first.module_type})", "error")
-                     + f"  max_abs={max_abs:.3e} max_rel={max_rel:.3e} cosine={cosine:.6f}"
-                     + (f"  [{first.note}]" if first.note else ""))  # fmt: skip
-        if first.inputs_ok is False:
-            lines.append("  its inputs already differed: the difference arose in code between modules "
-                         "(the parent's own forward), just before this module")  # fmt: skip
-    bwd = report.first_backward_divergence
-    if bwd is not None:
-        max_abs, max_rel, cosine = bwd.worst()
-        lines.append(paint(f"FIRST BACKWARD DIVERGENCE: {bwd.label} ({bwd.module_type})", "error")
-                     + f"  max_abs={max_abs:.3e} max_rel={max_rel:.3e} cosine={cosine:.6f}")  # fmt: skip
-    rows = report.layers
-    start = 0
-    if len(rows) > limit:
-        pos = rows.index(first) if first is not None else 0
-        start = max(0, min(pos - limit // 4, len(rows) - limit))
-        rows = rows[start:start + limit]
-    lines.append(f"{'#':>4} {'module':<44} {'type':<22} {'status':<8} {'max_abs':>9} {'max_rel':>9} {'cosine':>9}")
-    for i, r in enumerate(rows, start):
-        max_abs, max_rel, cosine = r.worst()
-        status = paint("ok", "ok") + "      " if r.ok else paint("DIVERGED", "error")
-        mark = " <- first" if r is first else ""
-        lines.append(f"{i:>4} {r.label[:44]:<44} {r.module_type[:22]:<22} {status} {max_abs:>9.2e} {max_rel:>9.2e} "
-                     f"{cosine:>9.6f}{mark}")  # fmt: skip
-    if len(report.layers) > len(rows):
-        lines.append(f"     ({len(report.layers) - len(rows)} more rows: use --json for all)")
-    out_bad = [d for d in report.outputs if not d.ok]
-    lines.append("model output: " + ("matches" if not out_bad else
-                 "DIFFERS in " + ", ".join(f"{d.path} (max_abs {d.max_abs:.2e})" for d in out_bad)))  # fmt: skip
-    if report.backward:
-        bad = [d for d in report.param_grads if not d.ok]
-        lines.append(f"parameter gradients: {len(report.param_grads) - len(bad)}/{len(report.param_grads)} match"
-                     + (f" (first differing: {bad[0].path})" if bad else ""))  # fmt: skip
-    lines.append("verdict: " + (paint("MATCH", "ok") if report.ok else paint("DIVERGED", "error")))
-    return "\n".join(lines)

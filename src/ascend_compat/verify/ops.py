@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, TypedDict
+from typing import TYPE_CHECKING, Callable, Optional, TypedDict
 
 from ascend_compat._style import paint
 from ascend_compat.verify.op_cases import Inputs, OpCase, build_suite
@@ -24,6 +24,9 @@ from ascend_compat.verify.tolerances import (
     metrics_dict,
     op_tolerance,
 )
+
+if TYPE_CHECKING:
+    import torch
 
 SCHEMA_VERSION = 1
 STATUSES = ("pass", "fail", "error", "skipped")
@@ -131,7 +134,7 @@ class OpSuiteDict(TypedDict):
 # --- running ---------------------------------------------------------------------------------------------------
 
 
-def _place(inputs: Inputs, device: str, dtype: Any) -> Inputs:
+def _place(inputs: Inputs, device: str, dtype: torch.dtype) -> Inputs:
     """Float tensors to ``dtype`` on ``device``; index tensors keep their dtype."""
     return {k: (v.to(device=device, dtype=dtype) if v.is_floating_point() else v.to(device)) for k, v in inputs.items()}
 

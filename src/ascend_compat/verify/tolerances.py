@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional, Protocol, TypedDict, Union
+from typing import TYPE_CHECKING, Optional, Protocol, TypedDict, Union, cast
 
 from ascend_compat import _data
 
@@ -35,9 +35,56 @@ class Tolerance:
     basis: str  # "float16", "override: conv1d/conv2d float32 on npu", "user"
 
 
-def load() -> dict[str, Any]:
+class Thresholds(TypedDict):
+    """One dtype's thresholds in ``data/tolerances.json``, with why and where from."""
+
+    rtol: float
+    atol: float
+    source: str
+    reasoning: str
+
+
+class OpThresholds(Thresholds):
+    """An op-level dtype entry: also the dtype's unit roundoff (rtol must exceed it)."""
+
+    unit_roundoff: float
+
+
+class Override(TypedDict):
+    """Op-level thresholds for some ops, dtypes and devices (no devices: every device)."""
+
+    ops: list[str]
+    dtypes: list[str]
+    devices: list[str]
+    rtol: float
+    atol: float
+    source: str
+    reasoning: str
+
+
+class OpLevel(TypedDict):
+    description: str
+    dtypes: dict[str, OpThresholds]
+    overrides: list[Override]
+
+
+class ModelLevel(TypedDict):
+    description: str
+    dtypes: dict[str, Thresholds]
+
+
+class TolerancesFile(TypedDict):
+    """``data/tolerances.json`` (its shape is checked against these types by ``tests/verify/test_data.py``)."""
+
+    schema_version: int
+    criterion: str
+    op_level: OpLevel
+    model_level: ModelLevel
+
+
+def load() -> TolerancesFile:
     """The parsed ``data/tolerances.json`` (shared: read it, never change it)."""
-    return _data.load("tolerances")
+    return cast(TolerancesFile, _data.load("tolerances"))
 
 
 def op_tolerance(op: str, dtype: str, device_type: str) -> Tolerance:

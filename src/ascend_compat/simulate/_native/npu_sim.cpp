@@ -65,6 +65,7 @@
 #include <vector>
 
 #include "npu_fastmath.cpp"  // one translation unit: the simulator's own float32 cos/sin/add host kernels
+#include "npu_blas.cpp"      // and its host BLAS for large matrix products
 
 namespace sim {
 
@@ -775,7 +776,8 @@ struct OpInfo {
   std::vector<int> write_alias_arg;
   int64_t cfg_version = 0;
   bool unsupported = false;
-  // The simulator's own host kernel (npu_fastmath.cpp): 0 none, 1 cos, 2 sin, 3 add; and the overload's shape.
+  // The simulator's own host kernel: 0 none, 1 cos, 2 sin, 3 add (npu_fastmath.cpp), 4 mm, 5 bmm, 6 addmm
+  // (npu_blas.cpp); and the overload's shape.
   int fast_op = 0;
   enum Variant { kFunctional, kOut, kInPlace } fast_variant = kFunctional;
 };
@@ -818,6 +820,13 @@ static OpInfo* op_info(const c10::OperatorHandle& op) {
     info->fast_variant = base_name == "aten::add_" ? OpInfo::kInPlace
         : overload == "out"                        ? OpInfo::kOut
                                                    : OpInfo::kFunctional;
+  } else if ((base_name == "aten::mm" || base_name == "aten::bmm" || base_name == "aten::addmm") &&
+             (overload.empty() || overload == "out")) {
+    info->fast_op = base_name == "aten::mm" ? 4 : base_name == "aten::bmm" ? 5 : 6;
+    info->fast_variant = overload.empty() ? OpInfo::kFunctional : OpInfo::kOut;
+  } else if (base_name == "aten::addmm_" && overload.empty()) {
+    info->fast_op = 6;
+    info->fast_variant = OpInfo::kInPlace;
   }
   const auto& args = schema.arguments();
   for (size_t i = 0; i < args.size(); ++i) {
@@ -936,40 +945,50 @@ static bool fast_operand(const at::Tensor& t) {
       t.is_contiguous();
 }
 
-// Where a fast op writes: a new tensor, `self` (in place), or the out= argument (always the last one) resized as
-// torch's out= kernels resize it (warning when it had elements). Undefined where torch's kernel must run instead:
-// an out= of another dtype or layout, or an input overlapping the result other than element for element.
+// Where a fast op writes: a new tensor of `sizes` like `like`, `self` (in place), or the out= argument (always the
+// last one) resized as torch's out= kernels resize it (warning when it had elements). Undefined where torch's
+// kernel must run instead: an out= of another dtype, device or layout, or one that would not be contiguous, an
+// in-place `self` of another shape, or a result overlapping an input (other than element for element where
+// `full_ok`). Everything is decided before the out= is resized: a declined op leaves it as it was.
 static at::Tensor fast_result(
-    const OpInfo* info, torch::jit::Stack* stack, size_t base, size_t num_args, const at::Tensor& self,
-    const at::Tensor* other) {
-  at::Tensor out;
+    const OpInfo* info, torch::jit::Stack* stack, size_t base, size_t num_args, const at::Tensor& like,
+    c10::IntArrayRef sizes, std::initializer_list<const at::Tensor*> inputs, bool full_ok) {
   if (info->fast_variant == OpInfo::kFunctional) {
-    return at::empty(self.sizes(), self.options());
+    return at::empty(sizes, like.options());
   }
-  if (info->fast_variant == OpInfo::kInPlace) {
-    out = self;
-  } else {
-    const auto& out_iv = (*stack)[base + num_args - 1];
-    if (!out_iv.isTensor()) {
-      return {};
-    }
-    out = out_iv.toTensor();
-    if (out.device() != self.device() || out.layout() != c10::kStrided || out.scalar_type() != at::kFloat ||
-        out.is_neg()) {
-      return {};
-    }
-    at::native::resize_output(out, self.sizes());
-    if (!out.is_contiguous()) {
-      return {};
-    }
+  const auto& out_iv = (*stack)[base + (info->fast_variant == OpInfo::kInPlace ? 0 : num_args - 1)];
+  if (!out_iv.isTensor()) {
+    return {};
   }
-  for (const at::Tensor* in : {&self, other}) {
-    if (in != nullptr) {
-      auto overlap = at::get_overlap_status(*in, out);
-      if (overlap != at::MemOverlapStatus::No && overlap != at::MemOverlapStatus::Full) {
+  const at::Tensor& out = out_iv.toTensor();
+  if (out.device() != like.device() || out.layout() != c10::kStrided || out.scalar_type() != like.scalar_type() ||
+      out.is_neg() || out.is_conj()) {
+    return {};
+  }
+  const bool resize = !out.sizes().equals(sizes);
+  if (resize && info->fast_variant == OpInfo::kInPlace) {
+    return {};
+  }
+  if (!resize && !out.is_contiguous()) {
+    return {};  // (a resized out= is contiguous: resize_ gives new sizes contiguous strides)
+  }
+  for (const at::Tensor* in : inputs) {
+    if (in == nullptr) {
+      continue;
+    }
+    if (resize) {
+      if (in->is_alias_of(out)) {  // where the resized result will lie is not known yet
         return {};
       }
+      continue;
     }
+    auto overlap = at::get_overlap_status(*in, out);
+    if (overlap != at::MemOverlapStatus::No && !(full_ok && overlap == at::MemOverlapStatus::Full)) {
+      return {};
+    }
+  }
+  if (resize) {
+    at::native::resize_output(out, sizes);
   }
   return out;
 }
@@ -996,7 +1015,7 @@ static bool try_fast_op(const OpInfo* info, torch::jit::Stack* stack, size_t bas
     }
     other = &other_iv.toTensor();
   }
-  at::Tensor out = fast_result(info, stack, base, num_args, self, other);
+  at::Tensor out = fast_result(info, stack, base, num_args, self, self.sizes(), {&self, other}, true);
   if (!out.defined()) {
     return false;
   }
@@ -1011,6 +1030,97 @@ static bool try_fast_op(const OpInfo* info, torch::jit::Stack* stack, size_t bas
       fastmath::sin_cos(in + begin, dst + begin, end - begin, op == 2);
     }
   });
+  torch::jit::drop(*stack, num_args);
+  torch::jit::push(*stack, std::move(out));
+  return true;
+}
+
+// The scalar value of a beta=/alpha= argument (false for complex or missing values).
+static bool real_scalar(const c10::IValue& v, double& out) {
+  if (v.isDouble() || v.isInt() || v.isBool()) {
+    out = v.toScalar().toDouble();
+    return true;
+  }
+  return false;
+}
+
+// A matrix operand the host BLAS takes: an npu tensor of `dtype` with `dims` dimensions.
+static bool blas_tensor(const c10::IValue& iv, int64_t dims, at::ScalarType dtype) {
+  if (!iv.isTensor()) {
+    return false;
+  }
+  const at::Tensor& t = iv.toTensor();
+  return t.device().type() == kNpu && t.layout() == c10::kStrided && t.scalar_type() == dtype && !t.is_neg() &&
+      t.dim() == dims;
+}
+
+// mm, bmm and addmm (and their out= / in-place forms) of large float32/float64 matrices by the host BLAS
+// (npu_blas.cpp). False leaves the op to torch's CPU kernel: small products, other dtypes, strides BLAS cannot
+// take, mismatched shapes (torch's kernel raises its own error), or no host BLAS.
+static bool try_blas_op(const OpInfo* info, torch::jit::Stack* stack, size_t base, size_t num_args) {
+  const bool addmm = info->fast_op == 6, batched = info->fast_op == 5;
+  const size_t first = addmm ? 1 : 0;  // addmm(self, mat1, mat2, *, beta, alpha)
+  const auto& a_iv = (*stack)[base + first];
+  if (!a_iv.isTensor() || !hostblas::enabled()) {
+    return false;
+  }
+  const at::Tensor& a = a_iv.toTensor();
+  const at::ScalarType dtype = a.scalar_type();
+  const int64_t dims = batched ? 3 : 2;
+  if ((dtype != at::kFloat && dtype != at::kDouble) || !hostblas::available(static_cast<int>(a.element_size())) ||
+      !blas_tensor(a_iv, dims, dtype) || !blas_tensor((*stack)[base + first + 1], dims, dtype)) {
+    return false;
+  }
+  const at::Tensor& b = (*stack)[base + first + 1].toTensor();
+  const int64_t batch = batched ? a.size(0) : 1;
+  const int64_t m = a.size(dims - 2), k = a.size(dims - 1), n = b.size(dims - 1);
+  if (b.size(dims - 2) != k || (batched && b.size(0) != batch) ||
+      static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) <
+          static_cast<double>(hostblas::kMinMacs)) {
+    return false;
+  }
+  hostblas::Operand oa, ob;
+  if (!hostblas::operand(m, k, a.stride(dims - 2), a.stride(dims - 1), oa) ||
+      !hostblas::operand(k, n, b.stride(dims - 2), b.stride(dims - 1), ob) ||
+      !hostblas::fits32({m, n, k, oa.ld, ob.ld})) {
+    return false;
+  }
+  double alpha = 1.0, beta = 0.0;
+  const at::Tensor* self = nullptr;
+  if (addmm) {
+    if (!real_scalar((*stack)[base + 3], beta) || !real_scalar((*stack)[base + 4], alpha) ||
+        !(*stack)[base].isTensor()) {
+      return false;
+    }
+    self = &(*stack)[base].toTensor();
+    if (self->device() != a.device() || self->layout() != c10::kStrided || self->scalar_type() != dtype ||
+        self->is_neg() || self->dim() > 2 || !at::is_expandable_to(self->sizes(), {m, n})) {
+      return false;
+    }
+  }
+  const bool in_place = info->fast_variant == OpInfo::kInPlace;
+  c10::SmallVector<int64_t, 3> sizes;
+  if (batched) {
+    sizes.push_back(batch);
+  }
+  sizes.append({m, n});
+  at::Tensor out = fast_result(info, stack, base, num_args, a, sizes, {&a, &b, in_place ? nullptr : self}, false);
+  if (!out.defined()) {
+    return false;
+  }
+  if (self != nullptr && !in_place && beta != 0.0) {  // beta == 0: self is ignored (nan and inf too), as torch
+    cpu_alias(out).copy_(cpu_alias(*self).expand({m, n}));
+  }
+  const int threads = at::get_num_threads();
+  const int64_t sa = batched ? a.stride(0) : 0, sb = batched ? b.stride(0) : 0, sc = batched ? m * n : 0;
+  if (dtype == at::kFloat) {
+    hostblas::gemm<float>(batch, m, n, k, static_cast<float>(alpha), a.const_data_ptr<float>(), sa, oa,
+                          b.const_data_ptr<float>(), sb, ob, static_cast<float>(beta), out.mutable_data_ptr<float>(),
+                          sc, n, threads);
+  } else {
+    hostblas::gemm<double>(batch, m, n, k, alpha, a.const_data_ptr<double>(), sa, oa, b.const_data_ptr<double>(), sb,
+                           ob, beta, out.mutable_data_ptr<double>(), sc, n, threads);
+  }
   torch::jit::drop(*stack, num_args);
   torch::jit::push(*stack, std::move(out));
   return true;
@@ -1070,7 +1180,8 @@ static void npu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack
   if (check.saw_double && g_float64_policy.load(std::memory_order_relaxed) != 0) {
     apply_float64_policy(info);
   }
-  if (info->fast_op != 0 && try_fast_op(info, stack, base, num_args)) {
+  if (info->fast_op != 0 &&
+      (info->fast_op >= 4 ? try_blas_op(info, stack, base, num_args) : try_fast_op(info, stack, base, num_args))) {
     return;
   }
 
@@ -1544,6 +1655,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     sim::check_index(d);
     return sim::default_generators()[d];
   });
+  m.def("set_host_blas", &sim::hostblas::set, py::arg("sgemm"), py::arg("dgemm"), py::arg("ilp64"),
+        py::arg("get_threads"), py::arg("set_threads"));
+  m.def("host_blas_products", [] { return sim::hostblas::g_products.load(std::memory_order_relaxed); });
   m.def("cpu_alias", [](const at::Tensor& t) {
     TORCH_CHECK(t.device().type() == sim::kNpu, "cpu_alias expects an npu tensor");
     return sim::cpu_alias(t);
