@@ -100,3 +100,13 @@ def test_reduceat_matches_numpy(dev):  # noqa: F811
     numpy.testing.assert_array_equal(got.get(), want)
     with pytest.raises(IndexError):
         cp.add.reduceat(cp.asarray(host), [5], axis=1)
+
+
+def test_view_with_an_ndarray_class_is_a_view(dev):  # noqa: F811
+    # NumPy: a.view(ndarray) and a.view(type=ndarray) are views of the same memory with the same dtype.
+    a = cp.arange(6, dtype=cp.float32)
+    for v in (a.view(cp.ndarray), a.view(type=cp.ndarray)):
+        assert isinstance(v, cp.ndarray) and v.dtype == numpy.float32 and v.shape == (6,)
+        v[0] = 42
+        assert float(a[0]) == 42.0
+        a[0] = 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, SupportsIndex, Union
@@ -184,7 +185,8 @@ def _empty_ordered(t: torch.Tensor, order: str, device: Optional[torch.device] =
 
 def view(self: ndarray, dtype: Any = None, type: Any = None) -> ndarray:  # Any: dtypes, or ndarray classes
     """A view of the same memory, optionally reinterpreted as ``dtype``."""
-    if dtype is None or (isinstance(dtype, type.__class__) and issubclass(dtype, ndarray)):
+    # ``type`` is NumPy's parameter name and shadows the builtin here: test classes with ``builtins.type``.
+    if dtype is None or (isinstance(dtype, builtins.type) and issubclass(dtype, ndarray)):
         return _wrap(self._t.view(self._t.shape), self._dtype, base=_root(self))
     dt = to_numpy_dtype(dtype)
     if dt == self._dtype:
