@@ -12,7 +12,11 @@ Importing this package imports no torch and patches nothing. Subpackages:
 from __future__ import annotations
 
 import os
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # loaded on first use (``__getattr__``): importing the package must not import torch
+    from ascend_compat.cuda_shim import activate, activated, deactivate, is_activated
 
 __version__ = "0.1.0"
 __all__ = ["__version__", "activate", "activated", "deactivate", "has_npu", "is_activated"]
@@ -47,6 +51,25 @@ def has_npu() -> bool:
         return False
 
 
+class _FieldValue:
+    """:class:`ascend_compat._value.FieldValue`, defined here because ``activate()`` needs it and a module of its
+    own costs ~0.1 ms on that path (see that module)."""
+
+    __slots__ = ()
+    _FIELDS: tuple[str, ...] = ()
+
+    def _fields(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, f) for f in self._FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in self._FIELDS) + ")"
+
+
 def __getattr__(name: str) -> Any:
     # Lazy, so that `import ascend_compat` imports no torch.
     if name in _SHIM_NAMES:
@@ -68,6 +91,16 @@ def _setting(variable: str) -> Any:
     return settings.by_variable(variable).get()
 
 
+def _cache_root() -> str:
+    """``settings.cache_root()`` (``$ASCEND_COMPAT_CACHE_DIR``, else ``$XDG_CACHE_HOME/ascend_compat``, else
+    ``~/.cache/ascend_compat``), reading the settings module only when one of the variables is set."""
+    chosen = _setting("ASCEND_COMPAT_CACHE_DIR")
+    if chosen:
+        return str(chosen)
+    base = _setting("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "ascend_compat")
+
+
 def _auto_activate() -> bool:
     """``ASCEND_COMPAT_AUTO_ACTIVATE``; a value it cannot read is said once and leaves the shim off (an import of
     the package must not fail on it)."""
@@ -83,7 +116,7 @@ def _auto_activate() -> bool:
 if _auto_activate():
     from ascend_compat._import_hooks import when_imported
 
-    def _activate_with(_torch: Any) -> None:
+    def _activate_with(_torch: ModuleType) -> None:
         from ascend_compat.cuda_shim import activate
 
         activate()

@@ -1,27 +1,13 @@
 """Dataclass-like value semantics for small classes on ``activate()``'s path.
 
 Building a dataclass costs about half a millisecond at import; these classes declare ``_FIELDS`` (declaration
-order) and ``__slots__`` and get a dataclass's equality and repr from :class:`FieldValue`.
+order) and ``__slots__`` and get a dataclass's equality and repr from :class:`FieldValue` (hashing is the
+subclass's choice). The class itself is defined in the package's ``__init__``, which every import loads anyway,
+so that activation does not import this module.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from ascend_compat import _FieldValue as FieldValue
 
-
-class FieldValue:
-    """Equality and repr over ``_FIELDS``, as a dataclass gives them (hashing is the subclass's choice)."""
-
-    __slots__ = ()
-    _FIELDS: tuple[str, ...] = ()
-
-    def _fields(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, f) for f in self._FIELDS)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._fields() == other._fields()  # type: ignore[attr-defined]
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in self._FIELDS) + ")"
+__all__ = ["FieldValue"]

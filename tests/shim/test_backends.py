@@ -271,3 +271,66 @@ def test_info_lists_every_patch_as_data_and_no_mps_or_xpu_on_a_linux_cpu_torch()
         if not torch.xpu._is_compiled():
             assert not backends.get_backend("xpu").installed()
         assert not backends.get_backend("mps").installed()
+
+
+def test_what_a_cuda_ordinal_means_is_the_backends():
+    # Issue 20: the shim asks the backend (BackendInfo.cuda_device) which device "cuda:N" is; CPU fallback maps every
+    # ordinal to the host, an accelerator keeps the ordinal, and a backend of one's own may decide otherwise.
+    import torch
+
+    cpu, xpu = backends.get_backend("cpu"), backends.get_backend("xpu")  # a device type every torch build names
+    assert cpu.cuda_device(torch.device, 3) == torch.device("cpu") == cpu.cuda_device(torch.device)
+    assert xpu.cuda_device(torch.device, 3) == torch.device("xpu", 3)
+    assert xpu.cuda_device(torch.device) == torch.device("xpu")
+    proc = run_python(
+        """
+import torch
+from ascend_compat import backends, cuda_shim
+
+class MetaBackend(backends.CPUBackend):  # the CPU fallback, but "cuda:N" is the meta device
+    name = "metadev"
+
+    @classmethod
+    def cuda_device(cls, real, index=None):
+        return real("meta")
+
+backends.register(MetaBackend)
+cuda_shim.activate("metadev")
+print(torch.zeros(2, device="cuda:1").device, torch.ones(1).to("cuda").device, torch.device("cuda:0"))
+cuda_shim.deactivate()
+cuda_shim.activate("cpu")
+print(torch.zeros(2, device="cuda:1").device, torch.device("cuda:2"))
+"""
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:2] == ["meta meta meta", "cpu cpu"]
+
+
+def test_the_entry_point_check_answers_from_a_warm_cache_without_its_scanning_module(tmp_path: Path):
+    # Issue 15: when every sys.path directory is a cache hit, detection answers in backends/__init__ without
+    # importing _entry_point_cache (which lists and writes); a directory that changed goes through that module.
+    site = tmp_path / "site"
+    site.mkdir()
+    _age(site)
+    probe = f"""
+import json, sys  # json: the cache's format, imported before sys.path holds only the test's directory
+from ascend_compat import backends
+sys.path[:] = [{str(site)!r}]
+print(backends._group_may_be_declared("ascend_compat.backends"),
+      "ascend_compat.backends._entry_point_cache" in sys.modules)
+"""
+    env = {"ASCEND_COMPAT_CACHE_DIR": str(tmp_path / "cache")}
+
+    def ask() -> str:
+        proc = run_python(probe, env=env)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip()
+
+    assert ask() == "False True"  # cold: listed, and cached
+    assert ask() == "False False"  # warm: answered from the cache alone
+    dist = site / "vendor-1.0.dist-info"
+    dist.mkdir()
+    dist.joinpath("entry_points.txt").write_text("[ascend_compat.backends]\nv = v:V\n")
+    _age(site, 30.0)
+    assert ask() == "True True"  # the directory changed: listed again
+    assert ask() == "True False"

@@ -23,35 +23,19 @@ import sys
 import time
 from typing import Any
 
+# The fast path (every sys.path directory a cache hit) and the helpers it needs live in the package's __init__
+# (detection's own module), so that activation imports this module only when a directory must be scanned.
+from ascend_compat.backends import _EP_CACHE_VERSION as _VERSION
+from ascend_compat.backends import _entry_point_cache_file as cache_file
+from ascend_compat.backends import _other_distribution_finders
+from ascend_compat.backends import _read_entry_point_cache as _read
+
 __all__ = ["cache_file", "group_may_be_declared"]
 
-_VERSION = 1
 _MAX_DIRS = 64
 #: A directory modified less than this long ago is scanned but not cached (file times are coarse).
 _RACY_NS = 3_000_000_000
 _METADATA_SUFFIXES = (".dist-info", ".egg-info")
-
-
-def cache_file() -> str:
-    """``settings.cache_root()``'s ``backend-entry-points.json``, without importing the settings module while
-    neither variable is set (detection runs on ``activate()``'s path)."""
-    from ascend_compat import _setting
-
-    root = _setting("ASCEND_COMPAT_CACHE_DIR") or os.path.join(
-        _setting("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "ascend_compat")
-    return os.path.join(root, "backend-entry-points.json")
-
-
-def _read(path: str) -> dict[str, Any]:
-    try:
-        with open(path, "rb") as f:  # bytes: json decodes UTF-8 itself, without a text wrapper
-            import json
-
-            data = json.loads(f.read())
-    except (OSError, ValueError):
-        return {}
-    dirs = data.get("dirs") if isinstance(data, dict) and data.get("version") == _VERSION else None
-    return dirs if isinstance(dirs, dict) else {}
 
 
 def _write(path: str, dirs: dict[str, Any]) -> None:
@@ -89,20 +73,6 @@ def _dir_declares(path: str, needle: bytes) -> bool:
                         return True
             except OSError:  # no entry points, or an egg-info file
                 continue
-    return False
-
-
-def _other_distribution_finders() -> bool:
-    """True when a ``sys.meta_path`` finder other than the path finder (and the package's own, which lists only
-    distributions with no entry points: the flash_attn drop-in, the simulated torch_npu) can list distributions."""
-    import importlib.machinery
-
-    for finder in sys.meta_path:
-        if finder is importlib.machinery.PathFinder or not hasattr(finder, "find_distributions"):
-            continue
-        if type(finder).__module__ == "ascend_compat._import_hooks":
-            continue
-        return True
     return False
 
 

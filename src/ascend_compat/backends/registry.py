@@ -25,7 +25,7 @@ import importlib.util
 import logging
 import sys
 import threading
-from typing import ClassVar, Optional
+from typing import ClassVar, Optional, Union
 
 __all__ = ["BUILTIN_BACKENDS", "DETECTION_ORDER", "ENTRY_POINT_GROUP", "NATIVE_PROBES", "BackendInfo", "all_backends",
            "builtin", "get_backend", "native_absent", "register"]
@@ -65,6 +65,15 @@ class BackendInfo:
         import torch
 
         return getattr(torch, cls.device_type)
+
+    @classmethod
+    def cuda_device(cls, real: type, index: Optional[Union[int, str]] = None) -> object:
+        """The device that CUDA device ``index`` (None: the current one) means on this backend, made with torch's
+        own device type ``real``: the same ordinal on an accelerator; without one (CPU fallback) every ordinal is
+        the one host device (torchrun ranks call ``set_device(local_rank)``)."""
+        if index is None or not cls.accelerator:
+            return real(cls.device_type)
+        return real(cls.device_type, int(index))  # type: ignore[call-arg]
 
     @classmethod
     def autocast_bf16(cls) -> bool:
@@ -226,9 +235,9 @@ def load_entry_points(*, cached: bool = False) -> None:
     if _ENTRY_POINTS_LOADED:
         return
     if cached:
-        from ascend_compat.backends._entry_point_cache import group_may_be_declared
+        from ascend_compat.backends import _group_may_be_declared
 
-        if not group_may_be_declared(ENTRY_POINT_GROUP):
+        if not _group_may_be_declared(ENTRY_POINT_GROUP):
             return
     with _LOCK:
         if _ENTRY_POINTS_LOADED:

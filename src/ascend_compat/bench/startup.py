@@ -3,7 +3,8 @@
 Each sample is a new interpreter that imports torch (and installs the simulated NPU when asked) *before* the clock
 starts, since a user pays those anyway, then times ``import ascend_compat`` plus the first ``activate()``. One
 untimed child runs first (it writes the bytecode cache, the backend entry-point cache of
-:mod:`ascend_compat.backends._entry_point_cache` and warms the file cache), and the children run with bytecode
+:mod:`ascend_compat.backends._entry_point_cache` and the marshal copy of ``cuda_api.json``, and warms the file
+cache), and the children run with bytecode
 caching on, as installed packages do, whatever ``PYTHONDONTWRITEBYTECODE`` says here.
 
 ``settle_gc`` (default): the child runs ``gc.collect()`` after importing torch, before the clock starts. Importing

@@ -17,7 +17,7 @@ import sys
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from ascend_compat._value import FieldValue
+from ascend_compat import _FieldValue as FieldValue  # ascend_compat._value's class, one module less
 from ascend_compat.cuda_shim import cuda_functions, devices, patches
 from ascend_compat.cuda_shim.devices import TARGET
 from ascend_compat.cuda_shim.ledger import Ledger

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import sys
 import threading
 from typing import Any, Callable
 
@@ -54,16 +55,53 @@ class UnsupportedCudaAPIError(RuntimeError):
 def _cuda_api_data() -> dict[str, Any]:
     """``cuda_api.json``, read and parsed once per process (package data does not change under a running shim).
 
-    Read beside this file when it is a file (a plain open costs half of ``importlib.resources`` on activation's
-    path), through ``importlib.resources`` otherwise (a zip)."""
-    try:  # bytes: json decodes UTF-8 itself, without a text wrapper
-        with open(os.path.join(os.path.dirname(__file__), "cuda_api.json"), "rb") as f:
-            data = f.read()
+    Parsing the JSON costs ~0.2 ms on activation's path, so a marshal copy is kept in the user's cache directory
+    (:func:`_compact`), keyed by the file's path, size and modification time. Read through ``importlib.resources``
+    when the package is not a directory (a zip)."""
+    path = os.path.join(os.path.dirname(__file__), "cuda_api.json")
+    try:
+        st = os.stat(path)
     except OSError:
         from importlib import resources
 
         data = resources.files("ascend_compat.cuda_shim").joinpath("cuda_api.json").read_bytes()
-    return dict(json.loads(data))
+        return dict(json.loads(data))
+    return _compact(path, (path, st.st_size, st.st_mtime_ns))
+
+
+#: One copy per interpreter version (marshal's format is the interpreter's own).
+_COMPACT_NAME = f"cuda_api.{sys.implementation.cache_tag}.marshal"
+
+
+def _compact(path: str, key: tuple[Any, ...]) -> dict[str, Any]:
+    """The parsed JSON at ``path``: from its marshal copy when that was made from the same file (``key``), else
+    parsed and the copy rewritten atomically (a copy that cannot be read or written is only a missed saving)."""
+    import marshal
+
+    from ascend_compat import _cache_root
+
+    where = os.path.join(_cache_root(), _COMPACT_NAME)
+    try:
+        with open(where, "rb") as f:
+            got = marshal.loads(f.read())
+        if type(got) is tuple and len(got) == 2 and got[0] == key and type(got[1]) is dict:
+            return got[1]
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    with open(path, "rb") as f:  # bytes: json decodes UTF-8 itself, without a text wrapper
+        data = dict(json.loads(f.read()))
+    tmp = f"{where}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(where), exist_ok=True)
+        with open(tmp, "wb") as f:
+            f.write(marshal.dumps((key, data)))
+        os.replace(tmp, where)
+    except OSError:  # a read-only home or a full disk: activation works without the copy
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+    return data
 
 
 def cuda_api_table() -> dict[str, dict[str, str]]:

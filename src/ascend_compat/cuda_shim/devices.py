@@ -76,7 +76,11 @@ def _make(index: Any) -> Any:
     except KeyError:
         pass
     real = TARGET.real_device or _torch_device()
-    dev = real(TARGET.device_type) if not TARGET.accelerator or index is None else real(TARGET.device_type, int(index))
+    backend = TARGET.backend
+    if backend is not None:  # what an ordinal means is the backend's (on CPU fallback, every one is the host)
+        dev = backend.cuda_device(real, index)
+    else:  # a call racing deactivate(): the class defaults, the host
+        dev = real(TARGET.device_type)
     _MADE[index] = dev
     return dev
 

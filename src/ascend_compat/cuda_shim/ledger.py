@@ -20,19 +20,26 @@ Atomic with respect to exceptions and signals:
   puts back what is already there);
 - the claims that refuse double patches are kept with the records, added and dropped in the same step;
 - a record whose restore fails stays in the ledger (a later ``restore()`` retries it);
-- ``transaction()``, ``savepoint()`` and ``restore()`` run with SIGINT deferred (:func:`signals_deferred`): a
-  Ctrl-C arriving in the middle is delivered when the ledger is consistent again.
+- ``transaction()``, ``savepoint()`` and ``restore()`` run with SIGINT deferred (:func:`signals_deferred`, also
+  what ``activate()`` / ``deactivate()`` use): a Ctrl-C arriving in the middle is delivered when the ledger is
+  consistent again.
 """
 
 from __future__ import annotations
 
+import signal
 import threading
 from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from ascend_compat._value import FieldValue
-from ascend_compat.cuda_shim._signals import SignalGuard, signals_deferred
+from ascend_compat import _FieldValue as FieldValue  # ascend_compat._value's class (one module less to import)
+
+try:  # signal's own C functions: the module's wrappers look each handler up in an enum first (~0.1 ms cold)
+    from _signal import getsignal as _getsignal  # type: ignore[import-not-found]
+    from _signal import signal as _setsignal  # type: ignore[import-not-found]
+except ImportError:  # another Python implementation
+    _getsignal, _setsignal = signal.getsignal, signal.signal
 
 __all__ = ["Ledger", "PatchConflictError", "PatchRecord", "RestoreError", "SignalGuard", "signals_deferred"]
 
@@ -48,11 +55,7 @@ class RestoreError(RuntimeError):
 
 
 class PatchRecord(FieldValue):
-    """What was changed, and what to put back.
-
-    A plain class rather than a dataclass: building a dataclass costs about half a millisecond at import, and this
-    module is on ``activate()``'s path (see :mod:`ascend_compat._value`).
-    """
+    """What was changed, and what to put back (a plain class: see :mod:`ascend_compat._value`)."""
 
     # Declaration order (repr, equality, positional arguments).
     _FIELDS = ("owner", "name", "original", "replacement", "is_item", "label", "kind")
@@ -81,6 +84,77 @@ class PatchRecord(FieldValue):
         if self.kind in ("list", "call", "share"):
             return f"{self.kind}:{self.label}"
         return f"{owner}[{self.name!r}]" if self.is_item else f"{owner}.{self.name}"
+
+
+# --- SIGINT deferred across a critical section (the ledger's steps, activate() / deactivate()) ---------------------
+# Here rather than in a module of its own: activate() imports this module, and every module costs ~0.1 ms there.
+
+class _Deferred:
+    """A SIGINT handler that only remembers the signal (delivered when the critical section ends)."""
+
+    __slots__ = ("hit",)
+
+    def __init__(self) -> None:
+        self.hit: Optional[tuple[int, Any]] = None
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        if self.hit is None:
+            self.hit = (signum, frame)
+
+
+class SignalGuard:
+    """What :func:`signals_deferred` yields: ``pending`` says a SIGINT arrived inside the block; ``rollback``, when
+    set, is called (signals still deferred) before a pending SIGINT is delivered, so that the interrupted call can
+    take back what it did and raise having done nothing."""
+
+    __slots__ = ("handler", "rollback")
+
+    def __init__(self, handler: Optional[_Deferred]) -> None:
+        self.handler = handler
+        self.rollback: Optional[Callable[[], Any]] = None
+
+    @property
+    def pending(self) -> bool:
+        return self.handler is not None and self.handler.hit is not None
+
+
+_NO_GUARD = SignalGuard(None)
+
+
+@contextmanager
+def signals_deferred() -> Iterator[SignalGuard]:
+    """Run the block with SIGINT deferred: a Ctrl-C inside it reaches the program's own handler (by default,
+    ``KeyboardInterrupt``) right after the block, never between two steps of it.
+
+    Only the main thread receives signals and may change handlers; elsewhere, and when SIGINT is ignored, left to
+    the system's default or handled in C, the block runs as it is. Nested blocks defer to the outermost one.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield _NO_GUARD
+        return
+    try:
+        previous = _getsignal(signal.SIGINT)
+    except (ValueError, AttributeError):  # no signal support here
+        previous = None
+    if isinstance(previous, _Deferred):  # an enclosing block defers already
+        yield SignalGuard(previous)
+        return
+    if not callable(previous):  # SIG_IGN, SIG_DFL or a C handler: nothing can be raised in Python
+        yield _NO_GUARD
+        return
+    deferred = _Deferred()
+    _setsignal(signal.SIGINT, deferred)
+    guard = SignalGuard(deferred)
+    try:
+        yield guard
+    finally:
+        try:
+            if deferred.hit is not None and guard.rollback is not None:
+                guard.rollback()
+        finally:
+            _setsignal(signal.SIGINT, previous)
+            if deferred.hit is not None:
+                previous(*deferred.hit)  # the program's handler, now (the default raises KeyboardInterrupt)
 
 
 # --- the ledger -----------------------------------------------------------------------------------------------------
