@@ -45,7 +45,8 @@ def test_mm_forms_match_cpu_and_take_the_host_blas(torch, dtype):
     before = _products()
     _close(torch.mm(da, db), a @ b, dt)
     _close(da @ db, a @ b, dt)
-    _close(torch.mm(db.t(), da.t()), b.t() @ a.t(), dt)  # transposed views: BLAS's transpose flags, no copy
+    _close(torch.mm(da.t().contiguous().t(), db), a @ b, dt)  # a transposed first operand: BLAS's flag, no copy
+    _close(torch.mm(db.t(), da.t()), b.t() @ a.t(), dt)  # a transposed second one: torch's kernel below 1024^3
     _close(torch.mm(da.t().contiguous().t(), db), a @ b, dt)  # column-major (F-order) storage
     out = torch.empty(M, N, dtype=dt, device="npu")
     assert torch.mm(da, db, out=out) is out
@@ -68,11 +69,11 @@ def test_addmm_bmm_and_batched_matmul_match_cpu(torch, dtype):
     _close(torch.addmm(nan_bias.to("npu"), da, db, beta=0), a @ b, dt)  # beta=0 ignores self, nan included
     x, y = torch.randn(3, M, K, generator=g, dtype=dt), torch.randn(3, K, N, generator=g, dtype=dt)
     _close(torch.bmm(x.to("npu"), y.to("npu")), torch.bmm(x, y), dt)
-    _close(torch.bmm(y.to("npu").transpose(1, 2), x.to("npu").transpose(1, 2)),
+    _close(torch.bmm(y.to("npu").transpose(1, 2), x.to("npu").transpose(1, 2)),  # second transposed: torch's
            torch.bmm(y.transpose(1, 2), x.transpose(1, 2)), dt)
     _close(torch.matmul(x.to("npu"), db), torch.matmul(x, b), dt)  # 3-D @ 2-D: folded into one mm
     _close(torch.matmul(x.view(3, 1, M, K).to("npu"), y.to("npu")), torch.matmul(x.view(3, 1, M, K), y), dt)
-    assert _products() - before == 7
+    assert _products() - before == 6
 
 
 def test_gradients_through_the_host_blas(torch):
@@ -85,7 +86,8 @@ def test_gradients_through_the_host_blas(torch):
     (ca @ cb).square().sum().backward()
     _close(da.grad, ca.grad, torch.float32)
     _close(db.grad, cb.grad, torch.float32)
-    assert _products() - before == 3  # forward, and both gradients (products of transposed views)
+    # The forward and b's gradient (a^T @ g); a's gradient (g @ b^T, second operand transposed) is torch's below 1024^3.
+    assert _products() - before == 2
 
 
 def test_small_products_and_other_forms_keep_torchs_kernel(torch):
@@ -188,3 +190,18 @@ def test_detached_host_blas_leaves_every_product_to_torch(torch):
     finally:
         assert _host_blas.attach(ext) is not None
     assert "OpenBLAS" in _host_blas.describe()
+
+
+def test_linear_layers_below_1024_cubed_keep_torchs_kernel(torch):
+    # x @ W^T (a Linear layer) with a transposed second operand: OpenBLAS is slower than torch's kernel there
+    # (1.2x at 64x512x512), so a training step's products stay on torch's path; from 1024^3 the host BLAS is faster.
+    g = torch.Generator().manual_seed(3)
+    x, w, bias = torch.randn(64, 512, generator=g), torch.randn(512, 512, generator=g), torch.randn(512, generator=g)
+    before = _products()
+    _close(torch.nn.functional.linear(x.to("npu"), w.to("npu"), bias.to("npu")), x @ w.t() + bias, torch.float32)
+    assert _products() == before
+    _close(torch.mm(w.to("npu").t(), x.to("npu").t()), w.t() @ x.t(), torch.float32)  # (512x512)^T @ (64x512)^T
+    assert _products() == before
+    big_x, big_w = torch.randn(1024, 1024, generator=g), torch.randn(1024, 1024, generator=g)
+    _close(torch.nn.functional.linear(big_x.to("npu"), big_w.to("npu")), big_x @ big_w.t(), torch.float32)
+    assert _products() == before + 1

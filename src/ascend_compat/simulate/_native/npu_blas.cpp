@@ -25,6 +25,10 @@ constexpr int kTrans = 112;
 // Products of at least this many multiply-adds per matrix (256^3) take the host BLAS: below it torch's kernel is
 // as fast (measured: 0.95-1.05x at 128^3-256^3) and small products (a training step's) keep their exact path.
 constexpr int64_t kMinMacs = int64_t(1) << 24;
+// With the second operand transposed (a Linear layer's x @ W^T) OpenBLAS is slower than torch's kernel until much
+// larger products (measured, one thread: 1.18-1.26x at 64x512x512 and 64x1024x1024, 1.03-1.06x at 256-512 rows,
+// 0.92-0.94x at 1024^3), so those take the host BLAS only from 1024^3.
+constexpr int64_t kMinMacsTransB = int64_t(1) << 30;
 
 template <typename Int, typename T>
 using Gemm = void (*)(int, int, int, Int, Int, Int, T, const T*, Int, const T*, Int, T, T*, Int);

@@ -1085,6 +1085,11 @@ static bool try_blas_op(const OpInfo* info, torch::jit::Stack* stack, size_t bas
       !hostblas::fits32({m, n, k, oa.ld, ob.ld})) {
     return false;
   }
+  if (ob.trans == hostblas::kTrans &&
+      static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) <
+          static_cast<double>(hostblas::kMinMacsTransB)) {
+    return false;
+  }
   double alpha = 1.0, beta = 0.0;
   const at::Tensor* self = nullptr;
   if (addmm) {
