@@ -101,6 +101,24 @@ def _cache_root() -> str:
     return os.path.join(base, "ascend_compat")
 
 
+def _write_cache(path: str, data: bytes) -> None:
+    """Replace the cache file ``path`` with ``data`` atomically (a temporary file beside it, then a rename), created
+    with the user's umask. Best effort: a read-only home or a full disk only loses the saving the cache gives."""
+    import _thread
+
+    tmp = f"{path}.{os.getpid()}.{_thread.get_ident()}.tmp"  # unique per writer: processes and threads race here
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
 def _auto_activate() -> bool:
     """``ASCEND_COMPAT_AUTO_ACTIVATE``; a value it cannot read is said once and leaves the shim off (an import of
     the package must not fail on it)."""

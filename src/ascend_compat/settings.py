@@ -294,10 +294,9 @@ def by_variable(variable: str) -> Setting[Any]:
 def cache_root() -> str:
     """The directory of ascend-compat's caches: ``$ASCEND_COMPAT_CACHE_DIR``, else ``$XDG_CACHE_HOME/ascend_compat``
     (``~/.cache/ascend_compat``)."""
-    chosen = CACHE_DIR.get()
-    if chosen:
-        return chosen
-    return os.path.join(XDG_CACHE_HOME.get() or os.path.join(os.path.expanduser("~"), ".cache"), "ascend_compat")
+    from ascend_compat import _cache_root  # the one rule (activation reads it without importing this module)
+
+    return _cache_root()
 
 
 def _shown(value: Any) -> str:

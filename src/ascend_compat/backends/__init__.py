@@ -202,6 +202,15 @@ def _read_entry_point_cache(path: str) -> dict[str, Any]:
     return dirs if isinstance(dirs, dict) else {}
 
 
+def _cached_answer(cached: dict[str, Any], path: str, st: os.stat_result) -> Optional[bool]:
+    """The cached answer for the directory ``path`` as ``st`` shows it now; None when the cache has none for it
+    (never seen, or modified since)."""
+    hit = cached.get(path)
+    if isinstance(hit, list) and len(hit) == 2 and hit[0] == st.st_mtime_ns:
+        return bool(hit[1])
+    return None
+
+
 def _other_distribution_finders() -> bool:
     """True when a ``sys.meta_path`` finder other than the path finder (and the package's own, which lists only
     distributions with no entry points: the flash_attn drop-in, the simulated torch_npu) can list distributions."""
@@ -221,18 +230,19 @@ def _group_may_be_declared(group: str) -> bool:
     ``sys.path`` directory up to the answer is a cache hit; at the first other one, that function decides."""
     if _other_distribution_finders():
         return True
-    cached = _read_entry_point_cache(_entry_point_cache_file())
+    where = _entry_point_cache_file()
+    cached = _read_entry_point_cache(where)
     for entry in list(sys.path):
         path = os.path.abspath(entry or ".")
         try:
             st = os.stat(path)
         except (OSError, ValueError):
             continue  # not there: importlib.metadata finds nothing there either
-        hit = cached.get(path)
-        if not (isinstance(hit, list) and len(hit) == 2 and hit[0] == st.st_mtime_ns and stat.S_ISDIR(st.st_mode)):
-            from ascend_compat.backends._entry_point_cache import group_may_be_declared
+        found = _cached_answer(cached, path, st) if stat.S_ISDIR(st.st_mode) else None
+        if found is None:
+            from ascend_compat.backends._entry_point_cache import scan
 
-            return group_may_be_declared(group)
-        if hit[1]:
+            return scan(group, where, cached)
+        if found:
             return True
     return False

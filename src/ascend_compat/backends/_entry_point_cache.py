@@ -26,11 +26,11 @@ from typing import Any
 # The fast path (every sys.path directory a cache hit) and the helpers it needs live in the package's __init__
 # (detection's own module), so that activation imports this module only when a directory must be scanned.
 from ascend_compat.backends import _EP_CACHE_VERSION as _VERSION
+from ascend_compat.backends import _cached_answer, _other_distribution_finders
 from ascend_compat.backends import _entry_point_cache_file as cache_file
-from ascend_compat.backends import _other_distribution_finders
 from ascend_compat.backends import _read_entry_point_cache as _read
 
-__all__ = ["cache_file", "group_may_be_declared"]
+__all__ = ["cache_file", "group_may_be_declared", "scan"]
 
 _MAX_DIRS = 64
 #: A directory modified less than this long ago is scanned but not cached (file times are coarse).
@@ -41,20 +41,12 @@ _METADATA_SUFFIXES = (".dist-info", ".egg-info")
 def _write(path: str, dirs: dict[str, Any]) -> None:
     import json
 
+    from ascend_compat import _write_cache
+
     # Only directories that still exist (test runs and virtual environments come and go: every process reads
     # this file), and at most the _MAX_DIRS most recently added.
     dirs = dict([(path, hit) for path, hit in dirs.items() if os.path.isdir(path)][-_MAX_DIRS:])
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"version": _VERSION, "dirs": dirs}, f)
-        os.replace(tmp, path)
-    except OSError:  # a read-only home or a full disk: detection works without the cache
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    _write_cache(path, json.dumps({"version": _VERSION, "dirs": dirs}).encode())
 
 
 def _dir_declares(path: str, needle: bytes) -> bool:
@@ -81,7 +73,12 @@ def group_may_be_declared(group: str) -> bool:
     if _other_distribution_finders():
         return True
     where = cache_file()
-    cached = _read(where)
+    return scan(group, where, _read(where))
+
+
+def scan(group: str, where: str, cached: dict[str, Any]) -> bool:
+    """:func:`group_may_be_declared` once the finders are checked and the cache file ``where`` is read
+    (``cached``): scans the directories the cache cannot answer for and records their answers."""
     changed = False
     needle = group.encode()
     now = time.time_ns()
@@ -94,10 +91,8 @@ def group_may_be_declared(group: str) -> bool:
                 continue  # not there: importlib.metadata finds nothing there either
             if not stat.S_ISDIR(st.st_mode) or path.endswith(".egg"):
                 return True  # a zip or an egg: let the exact scan read it
-            hit = cached.get(path)
-            if isinstance(hit, list) and len(hit) == 2 and hit[0] == st.st_mtime_ns:
-                found = bool(hit[1])
-            else:
+            found = _cached_answer(cached, path, st)
+            if found is None:
                 found = _dir_declares(path, needle)
                 if now - st.st_mtime_ns > _RACY_NS and os.stat(path).st_mtime_ns == st.st_mtime_ns:
                     cached.pop(path, None)

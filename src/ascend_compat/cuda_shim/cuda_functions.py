@@ -78,7 +78,7 @@ def _compact(path: str, key: tuple[Any, ...]) -> dict[str, Any]:
     parsed and the copy rewritten atomically (a copy that cannot be read or written is only a missed saving)."""
     import marshal
 
-    from ascend_compat import _cache_root
+    from ascend_compat import _cache_root, _write_cache
 
     where = os.path.join(_cache_root(), _COMPACT_NAME)
     try:
@@ -90,17 +90,7 @@ def _compact(path: str, key: tuple[Any, ...]) -> dict[str, Any]:
         pass
     with open(path, "rb") as f:  # bytes: json decodes UTF-8 itself, without a text wrapper
         data = dict(json.loads(f.read()))
-    tmp = f"{where}.{os.getpid()}.{threading.get_ident()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(where), exist_ok=True)
-        with open(tmp, "wb") as f:
-            f.write(marshal.dumps((key, data)))
-        os.replace(tmp, where)
-    except OSError:  # a read-only home or a full disk: activation works without the copy
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    _write_cache(where, marshal.dumps((key, data)))
     return data
 
 

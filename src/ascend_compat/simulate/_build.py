@@ -25,11 +25,7 @@ def cache_root() -> Path:
     """Directory holding ascend-compat's build caches."""
     from ascend_compat import settings
 
-    env = settings.CACHE_DIR.get()
-    if env:
-        return Path(env)
-    base = settings.XDG_CACHE_HOME.get() or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "ascend_compat"
+    return Path(settings.cache_root())
 
 
 def build_dir() -> Path:
