@@ -62,6 +62,23 @@ def test_failed_swap_keeps_the_old_project(tmp_path, monkeypatch):
     assert _leftovers(tmp_path) == []
 
 
+def test_a_failed_staging_write_leaves_nothing(tmp_path, monkeypatch):
+    from ascend_compat.kernel_helper import writer
+
+    calls = []
+
+    def full_disk(path, *args, **kwargs):
+        calls.append(path)
+        if len(calls) == 3:  # a few files are staged, then the disk fills up
+            raise OSError("disk full")
+        return open(path, *args, **kwargs)
+
+    monkeypatch.setattr(writer, "open", full_disk, raising=False)
+    with pytest.raises(OSError, match="disk full"):
+        scaffold(default_spec("my_op"), tmp_path / "op")
+    assert len(calls) == 3 and list(tmp_path.iterdir()) == []  # neither the project nor a staging folder
+
+
 @pytest.mark.parametrize("rel", ["../x", "/etc/passwd", "a/../../b", ""])
 def test_paths_outside_the_project_are_refused(rel):
     with pytest.raises(ValueError, match="outside"):

@@ -67,6 +67,32 @@ def test_adaptation_folder_contents_and_safety(repo: Path, tmp_path: Path) -> No
     assert (mine / "notes.txt").read_text() == "keep"
 
 
+def test_a_failed_folder_swap_keeps_the_old_folder(repo: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    result = check([str(repo)], jobs=1, use_git=False)
+    folder = tmp_path / "ascend_adaptation"
+    write_adaptation(result, analyze(result), str(repo), str(folder))
+    (folder / "npu_compat.py").write_text("# the previous run's\n")
+    real_replace = os.replace
+
+    def failing(src: str, dst: str) -> None:  # the new folder's rename into place fails (disk, permissions)
+        if os.fspath(dst) == str(folder) and ".tmp-" in os.fspath(src) and not os.fspath(src).endswith(".old"):
+            raise OSError("disk full")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", failing)
+    with pytest.raises(OSError, match="disk full"):
+        write_adaptation(result, analyze(result), str(repo), str(folder))
+    monkeypatch.undo()
+    assert (folder / "npu_compat.py").read_text() == "# the previous run's\n" and (folder / MARKER).is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ascend_adaptation", "kernelpkg"]  # nothing left aside
+    link = tmp_path / "link"
+    link.symlink_to(folder)
+    with pytest.raises(AdaptationError, match="symlink"):
+        write_adaptation(result, analyze(result), str(repo), str(link))
+    assert link.is_symlink() and (folder / "npu_compat.py").read_text() == "# the previous run's\n"
+
+
 def test_module_names_of_first_party_packages(repo: Path) -> None:
     assert module_names(str(repo), ["kernelpkg", "mamba_ssm", "train"]) == [
         "kernelpkg", "kernelpkg.jit", "kernelpkg.model", "kernelpkg.ops", "mamba_ssm"]  # never the script

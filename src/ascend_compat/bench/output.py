@@ -6,9 +6,9 @@ import csv
 import io
 import json
 import os
-import tempfile
 from typing import Any, Callable, Optional
 
+from ascend_compat import _atomic
 from ascend_compat.bench._common import BenchError
 
 
@@ -212,28 +212,17 @@ def to_json(report: dict[str, Any]) -> str:
     return json.dumps(report, indent=2)
 
 
-def _atomic(path: str, write: Callable[[str], None]) -> None:
-    """``write(tmp)`` fills a temporary file beside ``path``, then a rename puts it in place (never half a file)."""
+def _directory_exists(path: str) -> None:
+    """Unlike other writers, a report refuses a missing directory: a typo in ``--csv`` must not create folders."""
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise BenchError(f"cannot write {path}: {directory} is not a directory")
-    fd, tmp = tempfile.mkstemp(prefix=".ascend-compat-bench-", suffix=os.path.splitext(path)[1], dir=directory)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def write_text(path: str, text: str) -> None:
-    def write(tmp: str) -> None:
-        with open(tmp, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-
-    _atomic(path, write)
+    """Write ``text`` to ``path`` atomically (:mod:`ascend_compat._atomic`: never half a file)."""
+    _directory_exists(path)
+    _atomic.write_text(path, text)
 
 
 def write_csv(report: dict[str, Any], path: str) -> None:
@@ -290,4 +279,5 @@ def plot(report: dict[str, Any], path: str, title: Optional[str] = None) -> None
     fp = report["fingerprint"]
     ax.set_title(title or f"ascend-compat bench {kind}: {fp['device']}, torch {fp['torch']}", fontsize=10)
     fig.tight_layout()
-    _atomic(path, lambda tmp: fig.savefig(tmp, format="png"))
+    _directory_exists(path)
+    _atomic.write_with(path, lambda tmp: fig.savefig(tmp, format="png"))

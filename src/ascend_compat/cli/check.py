@@ -125,7 +125,11 @@ def main(args: argparse.Namespace) -> int:
     if args.output:
         from ascend_compat.migrate.atomic import write_atomic
 
-        write_atomic(args.output, text if text.endswith("\n") else text + "\n")
+        try:
+            write_atomic(args.output, text if text.endswith("\n") else text + "\n")
+        except OSError as exc:  # -o naming a directory, a device, or an unwritable place
+            print(f"ascend-compat check: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")

@@ -4,7 +4,9 @@ A new project is written to a temporary directory next to the target and renamed
 replaced only with ``force``, and only when it is empty or a previous scaffold output (it holds the marker file
 :data:`MARKER`, which lists the files the scaffold wrote): each generated file is then swapped in with an atomic
 rename, old generated files that are no longer produced are removed, and every other file stays. Should any step
-fail, the old files are put back.
+fail, the old files are put back. This is not :mod:`ascend_compat._atomic`'s one-file shape because the change is
+a set of files: they are staged together, swapped in one rename each and rolled back together from a backup.
+Files and folders get the modes the user's umask gives.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Union
 
+from ascend_compat import _atomic
 from ascend_compat.kernel_helper.render import render_project
 from ascend_compat.kernel_helper.spec import OpSpec
 
@@ -65,16 +68,23 @@ def _digest(data: bytes) -> str:
 
 
 def _stage(files: dict[str, str], parent: Path, name: str) -> Path:
+    """The project written into a new private folder beside the target (removed again if writing fails)."""
     staging = Path(tempfile.mkdtemp(prefix=f".{name}.tmp-", dir=parent))
     marker = {"generator": "ascend-compat scaffold",
               "files": {rel: _digest(text.encode("utf-8")) for rel, text in sorted(files.items())}}
-    for rel, text in {**files, MARKER: json.dumps(marker, indent=2) + "\n"}.items():
-        dest = staging.joinpath(*_safe_relative(rel).parts)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        with open(dest, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        dest.chmod(0o755 if rel in _EXECUTABLE else 0o644)
-    staging.chmod(0o755)
+    try:
+        for rel, text in {**files, MARKER: json.dumps(marker, indent=2) + "\n"}.items():
+            dest = staging.joinpath(*_safe_relative(rel).parts)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            # Plain writes: nothing reads the folder before the renames below, which are the atomic step.
+            with open(dest, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)  # created with the umask's mode, as a new file should be
+            if rel in _EXECUTABLE:
+                dest.chmod(_atomic.new_file_mode(executable=True))
+        staging.chmod(_atomic.new_file_mode(executable=True))  # mkdtemp made it 0700
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     return staging
 
 

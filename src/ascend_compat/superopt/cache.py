@@ -1,18 +1,18 @@
 """Disk cache of superoptimized plans, keyed by graph, shapes, dtypes, backend, target and versions.
 
-Entries are JSON files written atomically (a temporary file in the same directory, then ``os.replace``), so
-concurrent processes never see half an entry; an entry that does not parse or lacks fields is treated as a miss
-and rebuilt.
+Entries are JSON files written atomically (:mod:`ascend_compat._atomic`: a temporary file beside them, then a
+rename), so concurrent processes never see half an entry; an entry that does not parse or lacks fields is treated
+as a miss and rebuilt.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Optional
+
+from ascend_compat import _atomic
 
 SCHEMA = 1
 REQUIRED = ("schema", "backend", "target", "plan_graph", "kernels", "search", "verification")
@@ -46,14 +46,8 @@ def store(k: str, record: dict[str, Any], root: Optional[Path] = None) -> Path:
     root = root or cache_dir()
     root.mkdir(parents=True, exist_ok=True)
     path = root / f"{k}.json"
-    fd, tmp = tempfile.mkstemp(dir=root, prefix=f".{k}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump({**record, "schema": SCHEMA}, f)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    # No fsync: an entry torn by a power loss fails to parse and is rebuilt (see load).
+    _atomic.write_text(path, json.dumps({**record, "schema": SCHEMA}), fsync=False)
     return path
 
 

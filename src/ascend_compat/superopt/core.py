@@ -252,19 +252,18 @@ class OptimizedGraph:
         return "\n\n".join(k["source"] for k in self.kernels)
 
     def save(self, directory: str) -> list[Path]:
-        """Write one ``<kernel>.py`` per kernel and ``plan.json`` to ``directory`` (atomically); returns the paths."""
+        """Write one ``<kernel>.py`` per kernel and ``plan.json`` to ``directory`` (each file atomically and
+        durably, with the umask's mode: :mod:`ascend_compat._atomic`); returns the paths."""
         import json
-        import os
+
+        from ascend_compat import _atomic
 
         d = Path(directory)
-        d.mkdir(parents=True, exist_ok=True)
-        written = []
         files = [(f"{k['name']}.py", k["source"]) for k in self.kernels]
         files.append(("plan.json", json.dumps({k: v for k, v in self.record.items() if k != "kernels"}, indent=2)))
+        written = []
         for name, text in files:
-            tmp = d / f".{name}.tmp{os.getpid()}"
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, d / name)
+            _atomic.write_text(d / name, text)
             written.append(d / name)
         return written
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Optional
 
+from ascend_compat import _atomic
 from ascend_compat.superopt._data import tolerance
 from ascend_compat.superopt.graph import GraphError, KernelGraph
 from ascend_compat.superopt.reference import random_inputs, run_graph
@@ -88,9 +89,8 @@ def load_module(source: str, name: str, directory: Optional[Path], interpret: bo
     directory = directory or Path(tempfile.mkdtemp(prefix="ascend_compat_superopt_"))
     path = directory / f"{name}.py"
     if not path.exists() or path.read_text(encoding="utf-8") != source:
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(source, encoding="utf-8")
-        os.replace(tmp, path)
+        # No fsync: a file a power loss left empty differs from the source and is written again here.
+        _atomic.write_text(path, source, fsync=False)
     modname = f"ascend_compat_superopt_k_{abs(hash(key)):x}"
     spec = importlib.util.spec_from_file_location(modname, path)
     assert spec is not None and spec.loader is not None
