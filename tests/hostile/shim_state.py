@@ -24,8 +24,12 @@ def _namespaces():
         spaces.append(acc.device_index)
     return [s for s in spaces if s is not None]
 
+def _fields(ns):
+    slots = () if hasattr(ns, "__dict__") else type(ns).__slots__  # devices.TARGET has slots
+    return {s: getattr(ns, s) for s in slots} if slots else dict(vars(ns))
+
 def snapshot():
-    out = {f"ns{i}": dict(vars(ns)) for i, ns in enumerate(_namespaces())}
+    out = {f"ns{i}": _fields(ns) for i, ns in enumerate(_namespaces())}
     out["copyreg"] = dict(copyreg.dispatch_table)
     out["jit"] = dict(_builtins._get_builtin_table())
     out["meta_path"] = dict(enumerate(sys.meta_path))

@@ -38,10 +38,11 @@ FIRST_ACTIVATION = {
     "ascend_compat.ecosystem",  # the library patches as a table (ecosystem.patching loads with a library)
 }
 #: Never on the path (issue 15): the settings module (the variables are read directly while unset), the library
-#: patches' declarations, the cupy alias (loaded at `import cupy`), and `_value` (FieldValue, which the ledger
-#: needs, is defined in the package's __init__; `_value` re-exports it for settings and patching).
+#: patches' declarations, the cupy alias (loaded at `import cupy`), `_value` (FieldValue, which the ledger
+#: needs, is defined in the package's __init__; `_value` re-exports it for settings and patching), and the
+#: ledger's restoring half (deactivation, failures, scopes).
 NEVER = {"ascend_compat.settings", "ascend_compat.ecosystem.patching", "ascend_compat._cupy_alias",
-         "ascend_compat._value"}
+         "ascend_compat._value", "ascend_compat.cuda_shim.ledger_restore"}
 #: CPU fallback adds its backend, its device module and, when a sys.path directory is not in its cache, the
 #: entry-point check's scanning module (no built-in backend answered).
 CPU_ONLY = {
@@ -87,7 +88,7 @@ def test_first_activation_imports_only_the_listed_modules(where):
     extra = sorted(set(got["modules"]) - allowed)
     assert not extra, f"activate() now also imports {extra}: make it lazy, or list it here with a reason"
     assert "ascend_compat.cuda_shim.cuda_functions" in got["modules"]  # the child did measure an activation
-    never = NEVER if where == "cpu" else NEVER & {"ascend_compat._value"}
+    never = NEVER if where == "cpu" else NEVER & {"ascend_compat._value", "ascend_compat.cuda_shim.ledger_restore"}
     assert not never & set(got["modules"]), sorted(never & set(got["modules"]))
 
 

@@ -136,3 +136,22 @@ def test_a_fault_injecting_ledger_reaches_its_child_scopes():
         child.setattr(mod, "a", 10, "good")
         child.setattr(mod, "b", 20, "bad")
     assert (mod.a, mod.b) == (1, 2) and len(child) == 0 and child.claimed() == ()
+
+
+def test_objects_without_a_dict_are_recorded_and_restored_exactly():
+    # devices.TARGET has slots: reading an instance's __dict__ (as the ledger does to record a raw original)
+    # materialises it, and CPython 3.11 then reads that instance's attributes unspecialised, on every wrapper call.
+    class Slotted:
+        __slots__ = ("a", "b")
+
+        def __init__(self) -> None:
+            self.a, self.b = "x", None
+
+    obj = Slotted()
+    a = obj.a
+    ledger = Ledger()
+    assert ledger.setattr(obj, "a", "y") is a
+    assert ledger.setattr(obj, "b", 1) is None
+    assert (obj.a, obj.b) == ("y", 1)
+    ledger.restore()
+    assert obj.a is a and obj.b is None and not hasattr(obj, "__dict__")

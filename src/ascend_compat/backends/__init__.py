@@ -19,6 +19,7 @@ import stat
 import sys
 from typing import TYPE_CHECKING, Any, Optional
 
+from ascend_compat import _FieldValue as FieldValue  # ascend_compat._value's class (one module less)
 from ascend_compat import _setting
 from ascend_compat.backends import registry
 from ascend_compat.backends.registry import (
@@ -75,14 +76,15 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-class Detection:
+class Detection(FieldValue):
     """The outcome of detection: the chosen backend (None when real CUDA makes the shim a no-op) and why.
 
     Immutable, compared and printed as the frozen dataclass it was; a plain class because building a dataclass
     costs about half a millisecond at import, and every ``activate()`` imports this module.
     """
 
-    __slots__ = ("backend", "native_cuda", "reason")
+    _FIELDS = ("backend", "reason", "native_cuda")  # declaration order (repr, equality)
+    __slots__ = _FIELDS
     backend: Optional[type[BackendInfo]]
     reason: str
     native_cuda: bool
@@ -98,17 +100,8 @@ class Detection:
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"cannot delete field {name!r}")
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        mine = (self.backend, self.reason, self.native_cuda)
-        return mine == (other.backend, other.reason, other.native_cuda)  # type: ignore[attr-defined]
-
     def __hash__(self) -> int:
-        return hash((self.backend, self.reason, self.native_cuda))
-
-    def __repr__(self) -> str:
-        return f"Detection(backend={self.backend!r}, reason={self.reason!r}, native_cuda={self.native_cuda!r})"
+        return hash(self._fields())
 
 
 def _native_cuda() -> Optional[str]:

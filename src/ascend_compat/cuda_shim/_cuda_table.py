@@ -23,7 +23,7 @@ _SPECIAL = (
     "memory_stats_as_nested_dict", "default_generators", "StreamContext",
 )  # fmt: skip
 _CONFORMED = ("direct", "adapted", "noop")
-_PATCHED = ("direct", "adapted", "noop", "unsupported")
+_REPLACED = ("direct", "noop", "unsupported")  # every name of these kinds; "adapted" only for the *Tensor types
 
 
 class Builder:
@@ -44,12 +44,18 @@ class Builder:
     def names(self) -> list[str]:
         """Every top-level name replaced (the table's, then the special ones); a table name of a patched kind with
         no implementation is a packaging or editing error, never user input."""
-        out = [n for n, e in self.table.items() if e.get("delegate") == "backend" or e["kind"] in _PATCHED[2:]
-               or e["kind"] == "direct" or (e["kind"] == "adapted" and n.endswith("Tensor"))]  # fmt: skip
-        out += [n for n in _SPECIAL if n not in out]
-        known = set(out)
-        missing = [n for n, e in self.table.items() if e["kind"] in _PATCHED and n not in known]
-        missing += [n for n, e in self.table.items() if e["kind"] == "noop" and n not in self.noops]
+        out: list[str] = []
+        missing: list[str] = []
+        for n, e in self.table.items():  # one pass: activation runs this over every name
+            kind = e["kind"]
+            if kind == "noop" and n not in self.noops:
+                missing.append(n)
+            if e.get("delegate") == "backend" or kind in _REPLACED or (kind == "adapted" and n.endswith("Tensor")):
+                out.append(n)
+            elif kind == "adapted" and n not in _SPECIAL:
+                missing.append(n)
+        seen = set(out)
+        out += [n for n in _SPECIAL if n not in seen]
         if missing:
             raise RuntimeError(f"cuda_api.json classifies names with no implementation: {missing}")
         return out

@@ -90,8 +90,14 @@ class CorePatch(FieldValue):
 
     def __init__(self, name: str, patches: str, why: str, upstream: str = "", backends: tuple[str, ...] = ALL,
                  apply: Any = None, tested: tuple[str, ...] = TESTED) -> None:  # fmt: skip
-        for field, value in zip(self._FIELDS, (name, patches, why, tested, upstream, backends, apply)):
-            object.__setattr__(self, field, value)
+        put = object.__setattr__  # one call per field, no loop: the module builds these at import
+        put(self, "name", name)
+        put(self, "patches", patches)
+        put(self, "why", why)
+        put(self, "tested", tested)
+        put(self, "upstream", upstream)
+        put(self, "backends", backends)
+        put(self, "apply", apply)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"cannot assign to field {name!r}")

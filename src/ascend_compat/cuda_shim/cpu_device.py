@@ -13,6 +13,8 @@ from typing import Any
 
 import torch
 
+from ascend_compat import _FieldValue as FieldValue  # ascend_compat._value's class (one module less)
+
 
 def _check(device: Any = None) -> None:
     # Every CUDA ordinal maps to the one CPU (torchrun ranks call set_device(local_rank)): accept any index.
@@ -53,7 +55,7 @@ def is_initialized() -> bool:
     return True
 
 
-class _CPUProperties:
+class _CPUProperties(FieldValue):
     """Read-only device properties (a plain class: a dataclass costs ~0.5 ms at import, on ``activate()``'s path)."""
 
     # Declaration order (repr, equality, positional arguments).
@@ -72,16 +74,8 @@ class _CPUProperties:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"cannot assign to field {name!r}")
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return all(getattr(self, f) == getattr(other, f) for f in self._FIELDS)
-
     def __hash__(self) -> int:
-        return hash(tuple(getattr(self, f) for f in self._FIELDS))
-
-    def __repr__(self) -> str:
-        return "_CPUProperties(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in self._FIELDS) + ")"
+        return hash(self._fields())
 
 
 def _host_memory() -> tuple[int, int]:

@@ -5,6 +5,8 @@ attributes (the raw ``__dict__`` entry is recorded, so descriptors come back as 
 is deleted again), mapping entries (``os.environ``, ``copyreg.dispatch_table``), list elements (finders in
 ``sys.meta_path``) and undo callbacks (``atexit`` registrations, dispatch modes). It refuses to patch the same place
 twice, applies a plan atomically (a failure restores everything applied so far) and restores in reverse order.
+Restoring, and the scopes' sharing of records, is :mod:`~ascend_compat.cuda_shim.ledger_restore` (loaded when
+first needed: activation only applies).
 
 Scopes: the shim's activation is the ledger itself; the dtype policy's checks and the fallback monitor are
 :meth:`Ledger.child` scopes of it, with lifetimes of their own. Every scope's records claim places in one shared
@@ -158,6 +160,14 @@ def signals_deferred() -> Iterator[SignalGuard]:
 
 
 # --- the ledger -----------------------------------------------------------------------------------------------------
+# Applying is here; restoring, failures and the scopes' sharing are in ledger_restore, which activation never runs.
+
+
+def _restoring() -> Any:
+    from ascend_compat.cuda_shim import ledger_restore
+
+    return ledger_restore
+
 
 if TYPE_CHECKING:  # a runtime alias costs a typing subscription on activate()'s path
     Step = Callable[[str, str], None]
@@ -226,23 +236,6 @@ class Ledger:
         if step is not None:
             step("change", rec.label)
 
-    def _drop(self, rec: PatchRecord) -> None:
-        """Forget ``rec`` (its change failed): it is this scope's newest record, the lock being held."""
-        if self._records and self._records[-1] is rec:
-            self._records.pop()
-        self._unclaim(rec)
-
-    def _unclaim(self, rec: PatchRecord) -> None:
-        if rec.kind == "share":
-            sharers = self._shares.get(id(rec.original), [])
-            sharers[:] = [s for s in sharers if s is not rec]
-            if not sharers:
-                self._shares.pop(id(rec.original), None)
-            return
-        key = rec.key()
-        if self._keys.get(key) is rec:
-            del self._keys[key]
-
     def setattr(self, owner: Any, name: str, value: Any, label: str = "") -> Any:
         """``setattr(owner, name, value)``, recording the exact original; returns the original (or None).
 
@@ -252,8 +245,9 @@ class Ledger:
             key = (id(owner), name, False)  # rec.key(), inline: activation records a few hundred of these
             held = self._keys.get(key)
             if held is not None and held.replacement is value and held.kind == "attr":
-                return self._share(held, label)
-            original = _raw(owner, name)
+                return _restoring().share(self, held, label)
+            d = getattr(owner, "__dict__", None)  # _raw(owner, name), inline (as above)
+            original = d.get(name, _MISSING) if d is not None and hasattr(d, "get") else getattr(owner, name, _MISSING)
             rec = PatchRecord(owner, name, original, value, False, label or name)
             if self._step is not None or held is not None or type(name) is not str:
                 self._add(rec)
@@ -265,20 +259,9 @@ class Ledger:
                 if self._step is not None:
                     self._step("done", rec.label)
             except BaseException:
-                self._undo(rec)
-                self._drop(rec)
+                _restoring().forget(self, rec)
                 raise
             return None if original is _MISSING else original
-
-    def _share(self, held: PatchRecord, label: str) -> Any:
-        if any(r is held or r.original is held for r in self._records):
-            raise PatchConflictError(f"{held.describe()} is already patched by this scope")
-        if self._step is not None:
-            self._step("record", label or held.label)
-        share = PatchRecord(self, held.name, held, held.replacement, False, label or held.label, "share")
-        self._records.append(share)
-        self._shares.setdefault(id(held), []).append(share)
-        return None if held.original is _MISSING else held.original
 
     def _apply(self, rec: PatchRecord, change: Callable[[], Any], done: bool = True) -> Any:
         """Record ``rec``, then make the change it describes; a failure undoes both."""
@@ -290,8 +273,7 @@ class Ledger:
                     self._step("done", rec.label)
                 return result
             except BaseException:
-                self._undo(rec)
-                self._drop(rec)
+                _restoring().forget(self, rec)
                 raise
 
     def setitem(self, mapping: MutableMapping[Any, Any], key: Any, value: Any, label: str = "") -> None:
@@ -314,83 +296,15 @@ class Ledger:
         """``do()`` now and ``undo()`` on restore (an ``atexit`` registration, a dispatch mode), as one change."""
         return self._apply(PatchRecord(None, f"call:{id(undo)}", _MISSING, undo, False, label, "call"), do, False)
 
-    @staticmethod
-    def _undo(rec: PatchRecord) -> None:
-        """Put one original back; harmless when the change was never made (a record is written before it)."""
-        if rec.kind == "share":
-            return  # the shared record stays with the scope it belongs to
-        if rec.kind == "call":
-            rec.replacement()
-        elif rec.kind == "list":
-            rec.owner[:] = [x for x in rec.owner if x is not rec.replacement]
-        elif rec.is_item:
-            if rec.original is _MISSING:
-                rec.owner.pop(rec.name, None)
-            else:
-                rec.owner[rec.name] = rec.original
-        elif rec.original is _MISSING:
-            if _raw(rec.owner, rec.name) is not _MISSING:
-                delattr(rec.owner, rec.name)
-        elif _raw(rec.owner, rec.name) is not rec.original:
-            setattr(rec.owner, rec.name, rec.original)
-
-    def _pass_on(self, rec: PatchRecord) -> bool:
-        """``rec`` is shared by another scope: it becomes that scope's record, in place of its share."""
-        sharers = self._shares.get(id(rec))
-        if not sharers:
-            return False
-        share = sharers.pop(0)
-        if not sharers:
-            del self._shares[id(rec)]
-        scope: Ledger = share.owner
-        scope._records = [rec if r is share else r for r in scope._records]
-        return True
-
     def restore(self) -> None:
         """Put every original of this scope back, newest first (a change another scope shares stays, as that
         scope's). Keeps going past failures and reports them together; the records that failed stay, so a later
         ``restore()`` retries them."""
-        self._restore_to(0)
-
-    def _restore_to(self, mark: int) -> None:
-        with signals_deferred(), self._lock:
-            failures: list[str] = []
-            kept: list[PatchRecord] = []
-            step = self._step
-            try:
-                while len(self._records) > mark:
-                    rec = self._records[-1]
-                    if step is not None:
-                        step("undo", rec.label)
-                    try:
-                        if not (self._shares and self._pass_on(rec)):
-                            self._undo(rec)
-                            self._unclaim(rec)
-                    except Exception as exc:
-                        kept.append(rec)
-                        failures.append(f"{rec.describe()}: {exc}")
-                    self._records.pop()
-            finally:
-                self._records.extend(reversed(kept))
-            if failures:
-                raise RestoreError("could not restore: " + "; ".join(failures))
+        _restoring().restore_to(self, 0)
 
     def hand_over(self, other: Ledger) -> None:
         """Make every record of this scope ``other``'s (restored with it); shares between the two merge."""
-        with self._lock:
-            moved, self._records = self._records, []
-            theirs = {id(r) for r in other._records}
-            for rec in moved:
-                if rec.kind == "share" and id(rec.original) in theirs:
-                    self._unclaim(rec)  # other holds the record itself
-                    continue
-                if rec.kind == "share":
-                    rec.owner = other
-                other._records.append(rec)
-            mine = {id(r) for r in moved}
-            for rec in [r for r in other._records if r.kind == "share" and id(r.original) in mine]:
-                other._records.remove(rec)
-                self._unclaim(rec)
+        _restoring().hand_over(self, other)
 
     @contextmanager
     def transaction(self) -> Iterator[SignalGuard]:
@@ -413,5 +327,5 @@ class Ledger:
             try:
                 yield self
             except BaseException:
-                self._restore_to(mark)
+                _restoring().restore_to(self, mark)
                 raise
