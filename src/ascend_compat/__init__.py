@@ -102,21 +102,14 @@ def _cache_root() -> str:
 
 
 def _write_cache(path: str, data: bytes) -> None:
-    """Replace the cache file ``path`` with ``data`` atomically (a temporary file beside it, then a rename), created
-    with the user's umask. Best effort: a read-only home or a full disk only loses the saving the cache gives."""
-    import _thread
+    """Replace the cache file ``path`` with ``data`` (:mod:`ascend_compat._atomic`, no fsync: a torn entry is
+    rebuilt). Best effort: a read-only home or a full disk only loses the saving the cache gives."""
+    from ascend_compat import _atomic
 
-    tmp = f"{path}.{os.getpid()}.{_thread.get_ident()}.tmp"  # unique per writer: processes and threads race here
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
+        _atomic.write_bytes(path, data, fsync=False)
     except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        pass
 
 
 def _auto_activate() -> bool:
