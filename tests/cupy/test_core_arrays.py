@@ -55,9 +55,10 @@ def test_views_share_memory_and_copies_do_not(dev: str) -> None:  # noqa: F811
     c = a.copy()
     c[...] = 1
     assert float(a.sum()) == 20.0
-    r = a[::-1]  # negative steps: NumPy's values (a copy here), and writes through them still land
+    r = a[::-1]  # negative steps: a view with negative strides (tests/cupy/test_negative_strides.py)
     a[::-1, 0] = cp.arange(4.0)
     assert r.shape == (4, 4) and a[:, 0].tolist() == [3.0, 2.0, 1.0, 0.0]
+    assert r[:, 0].tolist() == [0.0, 1.0, 2.0, 3.0] and r.strides == (-32, 8)
 
 
 def test_zero_dim_arrays(dev: str) -> None:  # noqa: F811

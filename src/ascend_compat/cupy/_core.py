@@ -31,6 +31,7 @@ _CPU = torch.device("cpu")
 # ``cupy._core.internal`` helpers that CuPy's testing package uses.
 internal = types.SimpleNamespace(prod=math.prod)
 _FORCED: Optional[str] = None
+_FLIPS_LIVE = 0  # negative-stride views alive (``_core_flip``): only then can ``_wrap`` meet their read copies
 _KIND_CACHE: dict[int, str] = {}
 
 
@@ -75,6 +76,7 @@ class ndarray:  # noqa: N801
 
     __slots__ = ("__weakref__", "_base", "_dtype", "_t")
     __array_priority__ = 100
+    _is_flip = False  # True for negative-stride views (``_core_flip.FlipView``)
     _t: torch.Tensor
     _dtype: numpy.dtype
     _base: Optional[ndarray]
@@ -332,6 +334,8 @@ def _root(a: ndarray) -> ndarray:
 
 def _wrap(t: torch.Tensor, dtype: Any = None, base: Optional[ndarray] = None) -> ndarray:
     """An ndarray over tensor ``t`` (no copy); ``dtype`` is the logical numpy dtype when ``t`` is widened."""
+    if _FLIPS_LIVE and t.is_inference():  # a negative-stride view's read copy (write-protected): a copy of it
+        t = t.clone()
     a = object.__new__(ndarray)
     if dtype is None:
         tdt = t.dtype

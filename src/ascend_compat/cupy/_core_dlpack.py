@@ -21,7 +21,12 @@ _EXT_DEV = 12  # DLPack's kDLExtDev: torch only names the NPU "privateuse1"
 
 def export_tensor(a: ndarray) -> torch.Tensor:
     """The tensor other libraries see: the real unsigned type (a copy for uint16/32), conjugation resolved."""
-    t = a._t.detach()
+    if a._is_flip:  # negative strides, which torch cannot express: a copy in the array's order
+        from ascend_compat.cupy._core_flip import fresh
+
+        t = fresh(a)
+    else:
+        t = a._t.detach()
     if a._dtype in _dtypes.WIDENED:
         t = t.view(torch.uint64) if a._dtype == _dtypes.UINT64 else t.to(unsigned_torch(a._dtype))
     return t.resolve_conj()
@@ -45,6 +50,9 @@ def dlpack(a: ndarray, stream: Any = None, max_version: Any = None, dl_device: A
     if stream == 0:
         warnings.warn("Stream 0 is ambiguous in DLPack (CUDA's legacy default stream); it is taken as the current "
                       "stream", UserWarning, stacklevel=3)
+    if a._is_flip and copy is False:
+        raise BufferError("an array with negative strides cannot be exported without a copy (torch's DLPack has no "
+                          "negative strides) and copy=False was asked")
     own = dlpack_device(a)
     target = own if dl_device is None else (int(dl_device[0]), int(dl_device[1]))
     t = export_tensor(a)
@@ -67,14 +75,15 @@ def _consumed(capsule: Any) -> bool:
 
 def from_dlpack(x: Any, *, device: Any = None, copy: Optional[bool] = None) -> ndarray:
     """An array over the memory of ``x`` (an object with ``__dlpack__``, or a DLPack capsule) without copying."""
-    from ascend_compat.cupy._core import _root, _wrap, ndarray
+    from ascend_compat.cupy._core import _wrap, ndarray
+    from ascend_compat.cupy._core_flip import view_of
 
     if device is not None:
         raise NotImplementedError("from_dlpack(device=...) is not supported: the array stays on x's device")
     if isinstance(x, ndarray):
         if copy:
             dlpack(x, copy=True)  # raises BufferError, as CuPy does for device-to-device copies
-        return _wrap(x._t.view(x._t.shape), x._dtype, base=_root(x))
+        return view_of(x._t.view(x._t.shape), x)
     if isinstance(x, torch.Tensor):  # a tensor already is the storage (torch's DLPack check misses "npu")
         return _wrap(x.detach())
     if _consumed(x):

@@ -27,6 +27,11 @@ class Flags:
 
     @classmethod
     def of(cls, a: ndarray) -> Flags:
+        if a._is_flip:  # negative strides: contiguous only where every reversed axis has length 1
+            from ascend_compat.cupy._core_flip import layout
+
+            _, shape, stride = layout(a)
+            return cls(_contiguous(shape, stride, False), _contiguous(shape, stride, True), False)
         shape, stride = a._t.shape, a._t.stride()
         return cls(_contiguous(shape, stride, False), _contiguous(shape, stride, True), a._base is None)
 
@@ -71,12 +76,17 @@ class _MemoryPointer:
 
     @property
     def ptr(self) -> int:
-        return self._a._t.data_ptr() + self.offset
+        from ascend_compat.cupy._core_flip import first_ptr
+
+        return first_ptr(self._a) + self.offset
 
     @property
     def mem(self) -> Any:
         """The allocation (``size`` in bytes) holding the array."""
-        return types.SimpleNamespace(size=self._a._t.untyped_storage().nbytes(), ptr=self._a._t.data_ptr())
+        from ascend_compat.cupy._core_flip import memory_tensor
+
+        t = memory_tensor(self._a)
+        return types.SimpleNamespace(size=t.untyped_storage().nbytes(), ptr=t.data_ptr())
 
     @property
     def device_id(self) -> int:

@@ -12,6 +12,7 @@ import torch
 from ascend_compat.cupy import _alloc as _alloc_mod
 from ascend_compat.cupy import _dtypes, _float64
 from ascend_compat.cupy._core import _wrap, asarray, current_torch_device, ndarray
+from ascend_compat.cupy._core_flip import view_of
 from ascend_compat.cupy._dtypes import cast_tensor, storage_dtype, to_numpy_dtype
 
 _F64 = numpy.dtype(numpy.float64)
@@ -109,7 +110,7 @@ def empty_like(a: Any, dtype: Any = None, order: str = "K", subok: Any = None, s
     if order == "A" or (order == "K" and (f_only or src.flags.c_contiguous)):
         order = "F" if f_only else "C"
     if order == "K":  # the source's axis order by decreasing stride, applied to the new shape
-        strides = src._t.stride()
+        strides = (src._pv if src._is_flip else src._t).stride()  # (negative strides: by their size, as NumPy)
         perm = sorted(range(len(shp)), key=lambda d: -strides[d])
         t = _alloc(tuple(shp[p] for p in perm), dt, "C")
         return _wrap(t.permute(*numpy.argsort(perm).tolist()), dt)
@@ -291,7 +292,7 @@ def diag(v: Any, k: int = 0) -> ndarray:
         out._t.diagonal(k).copy_(a._t)
         return out
     if a.ndim == 2:
-        return _wrap(a._t.diagonal(k), a._dtype, base=a)
+        return view_of(a._t.diagonal(k), a)
     raise ValueError("Input must be 1- or 2-d.")
 
 

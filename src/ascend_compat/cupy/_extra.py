@@ -185,6 +185,9 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Optional[flo
     fix_ = (lambda v: torch.nan_to_num(v, nan=nan, posinf=posinf, neginf=neginf))  # noqa: E731
     r = torch.complex(fix_(t.real), fix_(t.imag)) if t.is_complex() else fix_(t)
     if not copy:
+        if a._is_flip:  # negative strides: written through to the memory
+            a[...] = _wrap(r, a._dtype)
+            return a
         a._t.copy_(r)
         return a
     return _wrap(r, a._dtype)
@@ -288,7 +291,7 @@ def correlate(a: Any, v: Any, mode: str = "valid") -> ndarray:
     if x.ndim == 0 or y.ndim == 0:
         raise ValueError("object of too small depth for desired array")
     if y.ndim == 1 and x.ndim == 1 and y.size > x.size:  # NumPy swaps the operands: its "same" window follows
-        r = correlate(y, x, mode)[::-1]
+        r = correlate(y, x, mode)[::-1].copy()  # (a new C-ordered array, as NumPy's)
         return U.conjugate(r) if r._dtype.kind == "c" else r
     return convolve(x, U.conjugate(y)[::-1] if y._dtype.kind == "c" else y[::-1], mode)
 

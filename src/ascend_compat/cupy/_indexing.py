@@ -8,7 +8,7 @@ from typing import Any, Optional
 import numpy
 import torch
 
-from ascend_compat.cupy import _dtypes
+from ascend_compat.cupy import _core_flip, _dtypes
 from ascend_compat.cupy._core import _root, _wrap, asarray, ndarray
 from ascend_compat.cupy._dtypes import cast_tensor, to_numpy_dtype
 from ascend_compat.cupy._indexing_keys import _advanced_block, _move_block, _prepare
@@ -17,6 +17,8 @@ from ascend_compat.cupy._manipulation import normalize_axis
 
 def getitem(a: ndarray, key: Any) -> ndarray:
     t, k, basic = _prepare(a._t, key)
+    if basic is None:  # negative steps: a view with negative strides
+        return _core_flip.getitem(a, k)
     try:
         r = t[k]
     except IndexError:
@@ -51,7 +53,10 @@ def _value_tensor(a: ndarray, value: Any) -> Any:
 def setitem(a: ndarray, key: Any, value: Any) -> None:
     v = _value_tensor(a, value)
     t, k, basic = _prepare(a._t, key)
-    if t is not a._t:  # negative steps: write through the flat positions the key selects
+    if basic is None:  # negative steps: write into the view they select
+        _core_flip.getitem(a, k)[...] = value
+        return
+    if t is not a._t:  # negative steps and advanced indices: write through the flat positions the key selects
         pos = _wrap(torch.arange(a.size, device=a._t.device).reshape(a.shape))[key]._t
         flat = a._t.view(-1) if a._t.is_contiguous() else None
         target = flat if flat is not None else a._t.reshape(-1).clone()
@@ -119,6 +124,9 @@ def put_along_axis(arr: ndarray, indices: Any, values: Any, axis: Optional[int])
     """``arr[..., indices, ...] = values`` along ``axis`` (flat with ``axis=None``), in place, as NumPy."""
     if not isinstance(arr, ndarray):
         raise TypeError("put_along_axis() needs an ascend_compat.cupy.ndarray as its first argument")
+    if arr._is_flip:  # negative strides: into a scratch copy, written back
+        _core_flip.rmw(arr, put_along_axis, indices, values, axis)
+        return
     idx = asarray(indices)
     if idx._dtype.kind not in "iu":
         raise IndexError("`indices` must be an integer array")
@@ -141,6 +149,9 @@ def put_along_axis(arr: ndarray, indices: Any, values: Any, axis: Optional[int])
 def put(a: ndarray, ind: Any, v: Any, mode: str = "wrap") -> None:
     if not isinstance(a, ndarray):
         raise TypeError("put() needs an ascend_compat.cupy.ndarray as its first argument")
+    if a._is_flip:  # negative strides: into a scratch copy, written back
+        _core_flip.rmw(a, put, ind, v, mode)
+        return
     if mode not in ("raise", "wrap", "clip"):
         raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
     idx = asarray(ind)._t.reshape(-1).to(torch.int64)
@@ -227,6 +238,9 @@ def extract(condition: Any, arr: Any) -> ndarray:
 
 
 def place(arr: ndarray, mask: Any, vals: Any) -> None:
+    if getattr(arr, "_is_flip", False):  # negative strides: into a scratch copy, written back
+        _core_flip.rmw(arr, place, mask, vals)
+        return
     m = asarray(mask)._t.reshape(-1) != 0
     n = int(m.sum())
     if n == 0:
@@ -240,6 +254,9 @@ def place(arr: ndarray, mask: Any, vals: Any) -> None:
 
 
 def putmask(a: ndarray, mask: Any, values: Any) -> None:
+    if getattr(a, "_is_flip", False):  # negative strides: into a scratch copy, written back
+        _core_flip.rmw(a, putmask, mask, values)
+        return
     m = asarray(mask)._t != 0
     v = asarray(values)
     vt = cast_tensor(v._t, v._dtype, a._dtype)
@@ -264,7 +281,7 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> ndarray
     if a.ndim < 2:
         raise ValueError("diag requires an array of at least two dimensions")
     t = torch.diagonal(a._t, offset, normalize_axis(axis1, a.ndim), normalize_axis(axis2, a.ndim))
-    return _wrap(t, a._dtype, base=_root(a))
+    return _core_flip.view_of(t, a)
 
 
 # Index-generation routines live in _indexing_gen; their names stay importable from here.

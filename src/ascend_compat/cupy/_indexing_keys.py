@@ -41,13 +41,14 @@ def _index_tensor(x: Any, device: torch.device) -> Any:
     return x
 
 
-def _prepare(t: torch.Tensor, key: Any) -> tuple[torch.Tensor, Any, bool]:
-    """The tensor (negative-step dimensions flipped) and a torch-compatible key; third: whether it is basic."""
+def _prepare(t: torch.Tensor, key: Any) -> tuple[torch.Tensor, Any, Optional[bool]]:
+    """The tensor (negative-step dimensions flipped) and a torch-compatible key; third: whether it is basic (None:
+    basic with negative steps, which ``_core_flip`` indexes; the tensor and key are then unchanged)."""
     if not isinstance(key, tuple):
         key = (key,)
     basic = all(type(k) in _BASIC for k in key)
-    if basic and not any(type(k) is slice and k.step is not None and k.step < 0 for k in key):
-        return t, key, True
+    if basic:  # None: negative steps, a negative-stride view (``_core_flip``)
+        return t, key, None if any(type(k) is slice and k.step is not None and k.step < 0 for k in key) else True
     dev = t.device
     # device integer arrays wrap out-of-range entries, as CuPy's kernels do (no bounds check on the device)
     wraps = [isinstance(k, ndarray) and k._dtype.kind in "iu" for k in key]

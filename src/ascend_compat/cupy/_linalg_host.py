@@ -51,7 +51,7 @@ def product(fn: Callable[..., Any], ta: torch.Tensor, tb: torch.Tensor, res: num
         return None
     target = None
     if out is not None:
-        if not isinstance(out, _core.ndarray) or out.dtype != res or not _viewable(out._t):
+        if type(out) is not _core.ndarray or out.dtype != res or not _viewable(out._t):  # (not negative strides)
             return None
         target = out._t.numpy()
     try:

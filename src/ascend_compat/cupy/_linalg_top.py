@@ -51,6 +51,11 @@ def _finish(t: torch.Tensor, res: numpy.dtype, out: Optional[_core.ndarray] = No
         _strict_out(out, res, result.shape)
     if out.shape != result.shape:
         raise ValueError(f"out has shape {out.shape}, the result {result.shape}")
+    if out._is_flip:  # negative strides: written through to the memory
+        from ascend_compat.cupy._core_flip import write_back
+
+        write_back(out, _dtypes.cast_tensor(t, res, out.dtype))
+        return out
     out._t.copy_(_dtypes.cast_tensor(t, res, out.dtype))
     return out
 
@@ -255,7 +260,9 @@ def _einsum_unary(spec: str, a: _core.ndarray, dtype: Any, out: Any, check: Any)
     order = output + summed
     view = t.as_strided([sizes[k] for k in order], [strides[k] for k in order], t.storage_offset())
     if not summed and out is None:
-        return _core._wrap(view, dtype=a.dtype, base=_core._root(a))
+        from ascend_compat.cupy._core_flip import view_of
+
+        return view_of(view, a, a.dtype)
     check()
     res = numpy.dtype(dtype) if dtype is not None else a.dtype
     work = _dtypes.INT64 if res.kind in "biu" and res != _dtypes.UINT64 else res

@@ -11,6 +11,7 @@ import torch
 from numpy.exceptions import AxisError
 
 from ascend_compat.cupy._core import _root, _wrap, asarray, ndarray
+from ascend_compat.cupy._core_flip import view_of
 from ascend_compat.cupy._dtypes import cast_tensor, to_numpy_dtype
 
 _Axis = Union[int, tuple[int, ...], None]
@@ -37,8 +38,11 @@ def normalize_axes(axis: _Axis, ndim: int) -> tuple[int, ...]:
 
 
 def _view(t: torch.Tensor, a: ndarray) -> ndarray:
-    base = _root(a) if t._is_view() or (t.data_ptr() == a._t.data_ptr() and t.numel()) else None
-    return _wrap(t, a._dtype, base=base)
+    if t._is_view():
+        return _wrap(t, a._dtype, base=_root(a))
+    if a._is_flip:  # made from a negative-stride view's read copy (which tracks no views): mapped onto its memory
+        return view_of(t, a)
+    return _wrap(t, a._dtype, base=_root(a) if t.data_ptr() == a._t.data_ptr() and t.numel() else None)
 
 
 def _new_shape(shape: Any, size: int) -> tuple[int, ...]:
@@ -82,6 +86,11 @@ def reshape(a: Any, newshape: Any = None, order: str = "C", *, shape: Any = None
         t = a._t.reshape(target)
     else:
         raise ValueError(f"order not understood: {order!r}")
+    if a._is_flip:  # (each read of a negative-stride view's _t is a new copy: ask the mapped result)
+        r = _view(t, a)
+        if copy is False and r.size and r._base is None:
+            raise ValueError("Unable to avoid creating a copy while reshaping.")
+        return r
     if copy is False and t.numel() and t.data_ptr() != a._t.data_ptr():
         raise ValueError("Unable to avoid creating a copy while reshaping.")
     return _view(t, a)
@@ -102,12 +111,14 @@ def ravel(a: Any, order: str = "C") -> ndarray:
     order = order.upper() if isinstance(order, str) else "C"
     if order == "A":
         order = "F" if a.flags.f_contiguous and not a.flags.c_contiguous else "C"
-    strides = a._t.stride()
-    if order == "K" and a.ndim > 1 and all(st or n == 1 for st, n in zip(strides, a._t.shape)):
-        perm = sorted(range(a.ndim), key=lambda d: -strides[d] if a._t.shape[d] > 1 else 0)
+    mem = a._pv if a._is_flip else a._t  # (negative strides: K orders axes by their size, as NumPy)
+    strides, shape = mem.stride(), mem.shape
+    if order == "K" and a.ndim > 1 and all(st or n == 1 for st, n in zip(strides, shape)):
+        perm = sorted(range(a.ndim), key=lambda d: -strides[d] if shape[d] > 1 else 0)
         a = _view(a._t.permute(perm), a)
     out = reshape(a, -1, "F" if order == "F" else "C")
-    return out if out.size < 2 or out._t.stride(0) == 1 else out.copy()  # always contiguous, as NumPy
+    contiguous = not out._is_flip and out._t.stride(0) == 1
+    return out if out.size < 2 or contiguous else out.copy()  # always contiguous, as NumPy
 
 
 def transpose(a: Any, axes: Any = None) -> ndarray:

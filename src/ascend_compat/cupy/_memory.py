@@ -7,6 +7,7 @@ from typing import Any
 import torch
 
 from ascend_compat.cupy._core import ndarray
+from ascend_compat.cupy._core_flip import memory_tensor
 
 
 def byte_bounds(a: ndarray) -> tuple[int, int]:
@@ -27,7 +28,7 @@ def byte_bounds(a: ndarray) -> tuple[int, int]:
 def _same_memory(a: Any, b: Any) -> bool:
     if not (isinstance(a, ndarray) and isinstance(b, ndarray)) or a.size == 0 or b.size == 0:
         return False
-    return bool(a._t.untyped_storage().data_ptr() == b._t.untyped_storage().data_ptr())
+    return bool(memory_tensor(a).untyped_storage().data_ptr() == memory_tensor(b).untyped_storage().data_ptr())
 
 
 def _extent(t: torch.Tensor) -> tuple[int, int]:
@@ -42,7 +43,8 @@ def may_share_memory(a: Any, b: Any, max_work: Any = None) -> bool:
         return shares_memory(a, b, max_work)
     if not _same_memory(a, b):
         return False
-    (lo_a, hi_a), (lo_b, hi_b) = _extent(a._t), _extent(b._t)
+    ta, tb = memory_tensor(a), memory_tensor(b)  # (the same memory as a._t, also for negative strides)
+    (lo_a, hi_a), (lo_b, hi_b) = _extent(ta), _extent(tb)
     return lo_a < hi_b and lo_b < hi_a
 
 
@@ -65,16 +67,17 @@ def shares_memory(a: Any, b: Any, max_work: Any = None) -> bool:
         return may_share_memory(a, b)
     if not _same_memory(a, b):
         return False
-    (lo_a, hi_a), (lo_b, hi_b) = _extent(a._t), _extent(b._t)
+    ta, tb = memory_tensor(a), memory_tensor(b)  # (the same memory as a._t, also for negative strides)
+    (lo_a, hi_a), (lo_b, hi_b) = _extent(ta), _extent(tb)
     lo, hi = max(lo_a, lo_b), min(hi_a, hi_b)
     if lo >= hi:
         return False
-    ea, eb = a._t.element_size(), b._t.element_size()
+    ea, eb = ta.element_size(), tb.element_size()
     # Same element size and alignment: elements overlap exactly when their start addresses coincide.
-    per_byte = ea != eb or (a._t.data_ptr() - b._t.data_ptr()) % ea != 0
+    per_byte = ea != eb or (ta.data_ptr() - tb.data_ptr()) % ea != 0
     lo_search = lo - (0 if per_byte else ea - 1)  # an element starting before lo may still reach into it
-    oa = _byte_offsets(a._t, lo_search, hi, per_byte)
-    ob = _byte_offsets(b._t, lo_search, hi, per_byte)
+    oa = _byte_offsets(ta, lo_search, hi, per_byte)
+    ob = _byte_offsets(tb, lo_search, hi, per_byte)
     return bool(torch.isin(oa, ob).any()) if oa.numel() and ob.numel() else False
 
 

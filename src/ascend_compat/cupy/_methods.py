@@ -17,7 +17,8 @@ from ascend_compat.cupy import _manipulation as M  # noqa: N812
 from ascend_compat.cupy import _reduction as R  # noqa: N812
 from ascend_compat.cupy import _stats as S  # noqa: N812
 from ascend_compat.cupy import _ufuncs as U  # noqa: N812
-from ascend_compat.cupy._core import _root, _wrap, asarray, current_torch_device, ndarray
+from ascend_compat.cupy._core import _wrap, asarray, current_torch_device, ndarray
+from ascend_compat.cupy._core_flip import view_of
 from ascend_compat.cupy._dtypes import cast_tensor, storage_dtype, to_numpy_dtype
 from ascend_compat.cupy._ufunc import ufunc
 
@@ -142,6 +143,12 @@ def astype(self: ndarray, dtype: DType, order: str = "K", casting: Optional[Cast
             order = "F" if self.flags.f_contiguous and not self.flags.c_contiguous else "C"
         if order in ("C", "F"):
             return _wrap(_empty_ordered(t, order).copy_(t), dt)
+        if self._is_flip:  # order K of negative strides: the memory's axis order, as NumPy
+            from ascend_compat.cupy._creation import empty_like
+
+            out = empty_like(self, dt, "K")
+            out._t.copy_(t)
+            return out
         if t is self._t or t.data_ptr() == self._t.data_ptr():
             res = self.copy(order=order) if dt == self._dtype else _wrap(t.clone(), dt)
             res._dtype = dt  # the requested spelling (ulonglong vs uint64 compare equal but differ in .type)
@@ -158,6 +165,12 @@ def copy(self: ndarray, order: str = "C") -> ndarray:
     order = order.upper() if isinstance(order, str) else "K"
     if order in ("A", "K"):
         f = self.flags.f_contiguous and not self.flags.c_contiguous
+        if order == "K" and self._is_flip and dev == t.device:  # the memory's axis order, as NumPy
+            from ascend_compat.cupy._creation import empty_like
+
+            out = empty_like(self, order="K")
+            out._t.copy_(t)
+            return out
         if order == "K" and not f and not self.flags.c_contiguous:
             if dev != t.device:
                 raise NotImplementedError("copy(order='K') of a non-contiguous array to another device")
@@ -187,10 +200,10 @@ def view(self: ndarray, dtype: Any = None, type: Any = None) -> ndarray:  # Any:
     """A view of the same memory, optionally reinterpreted as ``dtype``."""
     # ``type`` is NumPy's parameter name and shadows the builtin here: test classes with ``builtins.type``.
     if dtype is None or (isinstance(dtype, builtins.type) and issubclass(dtype, ndarray)):
-        return _wrap(self._t.view(self._t.shape), self._dtype, base=_root(self))
+        return view_of(self._t.view(self._t.shape), self)
     dt = to_numpy_dtype(dtype)
     if dt == self._dtype:
-        return _wrap(self._t.view(self._t.shape), dt, base=_root(self))
+        return view_of(self._t.view(self._t.shape), self, dt)
     src = self._t
     from ascend_compat.cupy._core import _export_tensor
 
@@ -199,7 +212,7 @@ def view(self: ndarray, dtype: Any = None, type: Any = None) -> ndarray:  # Any:
         return _wrap(_export_tensor(self).view(_unsigned_or(dt)), None)
     if dt.itemsize != self._dtype.itemsize:
         src = _resizable_last_axis(self, dt)
-    return _wrap(src.view(storage_dtype(dt)), dt, base=_root(self))
+    return view_of(src.view(storage_dtype(dt)), self, dt)
 
 
 def _resizable_last_axis(self: ndarray, dt: numpy.dtype) -> torch.Tensor:
@@ -244,7 +257,7 @@ def fill(self: ndarray, value: object) -> None:
 
 def _real(self: ndarray) -> ndarray:
     if self._dtype.kind == "c":
-        return _wrap(torch.view_as_real(self._t)[..., 0], numpy.dtype(self._dtype.char.lower()), base=self)
+        return view_of(torch.view_as_real(self._t)[..., 0], self, numpy.dtype(self._dtype.char.lower()))
     return self
 
 
@@ -254,7 +267,7 @@ def _set_real(self: ndarray, value: object) -> None:
 
 def _imag(self: ndarray) -> ndarray:
     if self._dtype.kind == "c":
-        return _wrap(torch.view_as_real(self._t)[..., 1], numpy.dtype(self._dtype.char.lower()), base=self)
+        return view_of(torch.view_as_real(self._t)[..., 1], self, numpy.dtype(self._dtype.char.lower()))
     res = _wrap(torch.zeros_like(self._t), self._dtype)
     return res
 

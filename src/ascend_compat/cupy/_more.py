@@ -19,6 +19,11 @@ def copyto(dst: ndarray, src: Any, casting: Casting = "same_kind", where: Any = 
     """Copy ``src`` into ``dst`` (broadcasting), under NumPy's casting rule, where ``where`` is True."""
     if not isinstance(dst, ndarray):
         raise TypeError(f"copyto() argument 1 must be ascend_compat.cupy.ndarray, not {type(dst).__name__}")
+    if dst._is_flip:  # negative strides: into a scratch copy, written back
+        from ascend_compat.cupy._core_flip import rmw
+
+        rmw(dst, copyto, src, casting, where)
+        return
     if isinstance(src, ndarray):
         probe: Any = numpy.empty(1, src._dtype)
     elif isinstance(src, numpy.ndarray) and src.ndim == 0:
@@ -121,6 +126,9 @@ builtins_range = range
 def byteswap(self: ndarray, inplace: bool = False) -> ndarray:
     swapped = asarray(self.get().byteswap())
     if inplace:
+        if self._is_flip:  # negative strides: written through to the memory
+            self[...] = swapped
+            return self
         self._t.copy_(swapped._t)
         return self
     return swapped

@@ -9,6 +9,7 @@ import numpy
 import torch
 from numpy.exceptions import AxisError
 
+from ascend_compat.cupy import _core_flip
 from ascend_compat.cupy._core import _wrap, asarray, ndarray
 from ascend_compat.cupy._manipulation import _Axis, concatenate, normalize_axes, normalize_axis
 
@@ -24,9 +25,10 @@ def tile(A: Any, reps: Any) -> ndarray:  # noqa: N803
 
 
 def flip(m: Any, axis: _Axis = None) -> ndarray:
+    """``m`` read backwards along ``axis`` (all axes by default): a view with negative strides, as NumPy's."""
     a = asarray(m)
     axes = normalize_axes(axis, a.ndim)
-    return _wrap(a._t.flip(axes) if axes else a._t.clone(), a._dtype)
+    return _core_flip.flip(a, axes) if axes else _wrap(a._t.clone(), a._dtype)
 
 
 def fliplr(m: Any) -> ndarray:
@@ -70,7 +72,16 @@ def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> ndarray:
     ax = (normalize_axis(axes[0], a.ndim), normalize_axis(axes[1], a.ndim))
     if ax[0] == ax[1]:
         raise ValueError("Axes must be different.")
-    return _wrap(torch.rot90(a._t, k, ax), a._dtype)
+    k %= 4
+    if k == 0:
+        return a[:]
+    if k == 2:
+        return _core_flip.flip(a, ax)
+    perm = list(range(a.ndim))
+    perm[ax[0]], perm[ax[1]] = ax[1], ax[0]
+    if k == 1:  # views, as NumPy's rot90
+        return _core_flip.flip(a, (ax[1],)).transpose(perm)
+    return _core_flip.flip(a.transpose(perm), (ax[1],))
 
 
 def resize(a: Any, new_shape: Any) -> ndarray:

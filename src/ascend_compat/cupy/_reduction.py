@@ -72,6 +72,11 @@ def _finish(t: torch.Tensor, dt: numpy.dtype, out: Out, src: numpy.dtype) -> nda
         raise TypeError("out must be an ascend_compat.cupy.ndarray")
     if out.shape != tuple(t.shape):
         raise ValueError(f"output parameter has the wrong shape {out.shape}, expected {tuple(t.shape)}")
+    if out._is_flip:  # negative strides: written through to the memory
+        from ascend_compat.cupy._core_flip import write_back
+
+        write_back(out, cast_tensor(t, dt, out._dtype))
+        return out
     out._t.copy_(cast_tensor(t, dt, out._dtype))
     return out
 

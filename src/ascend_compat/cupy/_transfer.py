@@ -94,7 +94,7 @@ def _from_tensor(t: torch.Tensor, dtype: Any) -> ndarray:
 def asarray(a: Any, dtype: Any = None, order: Optional[str] = None, *, blocking: bool = False) -> ndarray:
     """``a`` as a device array; no copy when it already is one (or a torch tensor on the current device)."""
     order = order.upper() if isinstance(order, str) else None
-    if type(a) is ndarray:
+    if type(a) is ndarray or (isinstance(a, ndarray) and a._is_flip):
         if dtype is None or to_numpy_dtype(dtype) == a._dtype:
             if order in ("C", "F") and not a.flags[order]:
                 return a.copy(order=order)
@@ -157,15 +157,18 @@ def _new_array(shape: Any, dtype: Any, memptr: Any, strides: Any, order: Any) ->
         raise ValueError(f"ndarray() with strides {byte_strides}: need one stride per axis of shape {shp}")
     if any(s < 0 for s in byte_strides):
         raise ValueError(f"ndarray() with strides {byte_strides}: negative strides are not supported")
-    storage = src._t.untyped_storage()
-    start = src._t.storage_offset() * src._t.element_size() + memptr.offset
+    from ascend_compat.cupy._core_flip import layout, memory_tensor
+
+    mt = memory_tensor(src)  # (a negative-stride view's memory too; memptr counts from its first element)
+    storage = mt.untyped_storage()
+    start = layout(src)[0] * mt.element_size() + memptr.offset
     if start % isz or any(s % isz for s in byte_strides):
         raise ValueError(f"memptr offset and strides must be multiples of the itemsize {isz}")
     extent = start + sum((n - 1) * s for n, s in zip(shp, byte_strides) if s > 0) + isz
     if all(shp) and (extent > storage.nbytes() or start < 0):
         raise ValueError(f"ndarray() with strides {byte_strides} reaches past the end of its {storage.nbytes()}-byte "
                          f"buffer (shape {shp}, itemsize {isz})")
-    t = torch.empty(0, dtype=_dtypes.storage_dtype(dt), device=src._t.device)
+    t = torch.empty(0, dtype=_dtypes.storage_dtype(dt), device=mt.device)
     t.set_(storage, start // isz, shp, tuple(s // isz for s in byte_strides))
     from ascend_compat.cupy._core import _root
 

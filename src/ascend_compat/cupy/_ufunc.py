@@ -216,6 +216,8 @@ class ufunc:  # noqa: N801
             if kwargs:
                 raise TypeError(f"{self.name}() got unexpected keyword argument(s) {sorted(kwargs)}")
         outs = self._check_outs(out)
+        if out is not None and any(o is not None and o._is_flip for o in outs):
+            return self._into_flipped(args, outs, dtype=dtype, casting=casting, where=where)
         # objects standing for an array (cupy.poly1d) take part through __cupy_get_ndarray__, as in CuPy
         args = tuple(a.__cupy_get_ndarray__() if type(a) is not ndarray and hasattr(a, "__cupy_get_ndarray__")
                      else a for a in args)
@@ -272,6 +274,17 @@ class ufunc:  # noqa: N801
             results.append(store(r, loop[nin + j], outs[j], where))
         return results[0] if self.nout == 1 else tuple(results)
 
+    def _into_flipped(self, args: tuple[Any, ...], outs: list[Any], **kwargs: Any) -> Any:
+        """``out=`` arrays with negative strides: computed into scratch copies, written back (``_core_flip``)."""
+        from ascend_compat.cupy._core_flip import scratch_outs, write_back
+
+        souts, pairs = scratch_outs(tuple(outs))
+        res = self._call(*args, out=souts, **kwargs)
+        for o, s in pairs:
+            write_back(o, s._t)
+        swap = {id(s): o for o, s in pairs}
+        return swap.get(id(res), res) if self.nout == 1 else tuple(swap.get(id(r), r) for r in res)
+
     def _check_outs(self, out: Any) -> list[Any]:
         if out is None:
             return [None] * self.nout
@@ -307,6 +320,11 @@ class ufunc:  # noqa: N801
 
     def at(self, a: ndarray, indices: Any, b: Any = None) -> None:
         """Unbuffered ``a[indices] = op(a[indices], b)``: repeated indices accumulate."""
+        if getattr(a, "_is_flip", False):  # negative strides: on a scratch copy, written back
+            from ascend_compat.cupy._core_flip import rmw
+
+            rmw(a, self.at, indices, b)
+            return
         if self.name in _SCATTER_REDUCE and isinstance(a, ndarray) and a._dtype.kind not in "bc":
             _scatter_at(self.name, a, indices, b)
             return

@@ -104,6 +104,10 @@ def finish(t: torch.Tensor, loop_out: numpy.dtype) -> torch.Tensor:
 def store(r: torch.Tensor, loop_dt: numpy.dtype, out: Optional[ndarray], where: Any) -> ndarray:
     """The result ``r`` (loop dtype ``loop_dt``) as a new array, or written into ``out`` where ``where`` holds
     (broadcast to ``out``'s shape, cast as NumPy casts)."""
+    if out is not None and out._is_flip:  # negative strides: into a scratch copy, written back
+        from ascend_compat.cupy._core_flip import rmw
+
+        return rmw(out, lambda s: store(r, loop_dt, s, where))
     if where is not True:
         mask = asarray(where)._t if not isinstance(where, ndarray) else where._t
         if mask.dtype != torch.bool:

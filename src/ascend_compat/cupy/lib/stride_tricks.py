@@ -6,9 +6,9 @@ import operator
 from typing import Any, Optional
 
 import numpy
-import torch
 
-from ascend_compat.cupy._core import _root, _wrap, asarray, ndarray
+from ascend_compat.cupy._core import _root, asarray, ndarray
+from ascend_compat.cupy._core_flip import layout, make, memory_tensor
 
 
 def as_strided(x: Any, shape: Any = None, strides: Any = None) -> ndarray:
@@ -22,10 +22,8 @@ def as_strided(x: Any, shape: Any = None, strides: Any = None) -> ndarray:
     item = a.itemsize
     if any(s % item for s in strides):
         raise ValueError(f"strides {strides} must be multiples of the item size {item}")
-    if any(s < 0 for s in strides):
-        raise NotImplementedError("as_strided with negative strides is not supported (torch views have none)")
-    t = torch.as_strided(a._t, shape, tuple(s // item for s in strides), a._t.storage_offset())
-    return _wrap(t, a.dtype, base=_root(a))
+    # counted from the first element, as NumPy's; negative strides give a negative-stride view
+    return make(memory_tensor(a), (layout(a)[0], shape, tuple(s // item for s in strides)), a.dtype, _root(a))
 
 
 def sliding_window_view(x: Any, window_shape: Any, axis: Optional[Any] = None, *, subok: bool = False,

@@ -173,6 +173,11 @@ class RandomState:
             raise TypeError("The array must be cupy.ndarray")
         if a.ndim == 0:
             raise TypeError("An array whose ndim is 0 is not supported")
+        if a._is_flip:  # negative strides: shuffled on a scratch copy, written back
+            from ascend_compat.cupy._core_flip import rmw
+
+            rmw(a, self.shuffle)
+            return
         a._t.copy_(a._t[self._s.randperm(len(a))])
 
     def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None) -> _core.ndarray:

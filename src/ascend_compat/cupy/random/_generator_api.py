@@ -22,6 +22,9 @@ _INT_RESULT = ("binomial", "geometric", "hypergeometric", "logseries", "multinom
 def _fill(out: Optional[_core.ndarray], result: _core.ndarray) -> _core.ndarray:
     if out is None:
         return result
+    if out._is_flip:  # negative strides: written through to the memory
+        out[...] = result
+        return out
     out._t.copy_(result._t)
     return out
 
@@ -99,6 +102,11 @@ class Generator:
     def shuffle(self, x: _core.ndarray) -> None:
         if not isinstance(x, _core.ndarray):
             raise TypeError("The array must be cupy.ndarray")
+        if x._is_flip:  # negative strides: shuffled on a scratch copy, written back
+            from ascend_compat.cupy._core_flip import rmw
+
+            rmw(x, self.shuffle)
+            return
         x._t.copy_(x._t[self._s.randperm(len(x))])
 
 
