@@ -205,3 +205,40 @@ def test_linear_layers_below_1024_cubed_keep_torchs_kernel(torch):
     big_x, big_w = torch.randn(1024, 1024, generator=g), torch.randn(1024, 1024, generator=g)
     _close(torch.nn.functional.linear(big_x.to("npu"), big_w.to("npu")), big_x @ big_w.t(), torch.float32)
     assert _products() == before + 1
+
+
+def test_configure_host_blas_off_gives_every_product_to_torch_and_back(torch):
+    from ascend_compat import simulate
+
+    a, b = torch.randn(M, K), torch.randn(K, N)
+    da, db = a.to("npu"), b.to("npu")
+    try:
+        assert simulate.configure(host_blas=False).host_blas is False
+        before = _products()
+        _close(torch.mm(da, db), a @ b, torch.float32)
+        assert _products() == before
+        simulate.configure(float64="allow")  # another setting leaves the switch as it is
+        torch.mm(da, db)
+        assert _products() == before
+    finally:
+        assert simulate.configure(host_blas=True).host_blas is True
+    torch.mm(da, db)
+    assert _products() == before + 1
+
+
+def test_install_with_host_blas_off():
+    from tests.conftest import run_python
+
+    proc = run_python(
+        """
+        import sys
+        import torch
+        from ascend_compat import simulate
+        assert simulate.install(host_blas=False).host_blas is False
+        a = torch.randn(300, 300, device="npu")
+        a @ a
+        print(sys.modules["ascend_compat_npu_sim"].host_blas_products())
+        """
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["0"]

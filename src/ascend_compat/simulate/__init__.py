@@ -58,6 +58,7 @@ class SimConfig:
     float64: str = "allow"
     unsupported_ops: tuple[str, ...] = field(default_factory=tuple)
     memory_limit: Optional[int] = None  # bytes per device; None = the chip's capacity
+    host_blas: bool = True  # large float products on NumPy's OpenBLAS (False: torch's CPU kernel, as on the CPU)
 
 
 def is_installed() -> bool:
@@ -106,6 +107,10 @@ def _apply_limits(cfg: SimConfig) -> None:
     ext.set_unsupported_ops([_op_name(op) for op in cfg.unsupported_ops])
     for dev in range(cfg.device_count):
         ext.set_limit(dev, -1 if cfg.memory_limit is None else int(cfg.memory_limit))
+    if cfg.host_blas != (_CONFIG.host_blas if _CONFIG is not None else True):  # loading the extension attached it
+        from ascend_compat.simulate import _host_blas
+
+        _host_blas.attach(ext, enabled=cfg.host_blas)
 
 
 def _op_name(op: str) -> str:
@@ -147,6 +152,7 @@ def install(
     float64: str = "allow",
     unsupported_ops: Iterable[str] = (),
     memory_limit: Optional[int] = None,
+    host_blas: bool = True,
 ) -> SimConfig:
     """Install the simulated NPU in this process (idempotent) and return its configuration.
 
@@ -157,6 +163,8 @@ def install(
         unsupported_ops: aten ops to treat as unsupported by the NPU: they still run, with torch_npu's
             "fall back to run on the CPU" warning, a counter and the ``on_fallback`` callbacks.
         memory_limit: bytes per device before ``torch.OutOfMemoryError``; default the chip's capacity.
+        host_blas: run large float32/float64 products on NumPy's OpenBLAS when it is found (faster than torch's
+            kernel on some hosts); False runs every product on torch's CPU kernel, as the CPU device does.
 
     Raises:
         SimulationError: a real torch_npu is importable, torch is too old, the extension cannot be built, or
@@ -170,7 +178,7 @@ def install(
         raise ValueError(f"unknown chip {chip!r}; known: {', '.join(sorted(profiles))}")
     if not 1 <= int(device_count) <= 64:
         raise ValueError(f"device_count must be between 1 and 64, got {device_count}")
-    new = SimConfig(int(device_count), chip, float64, tuple(unsupported_ops), memory_limit)
+    new = SimConfig(int(device_count), chip, float64, tuple(unsupported_ops), memory_limit, bool(host_blas))
     # Importing torch runs post-import hooks (ASCEND_COMPAT_AUTO_ACTIVATE's activation), which may install the
     # simulator themselves: let them finish before deciding whether this call still has to.
     import torch
@@ -211,8 +219,10 @@ def configure(
     float64: Optional[str] = None,
     unsupported_ops: Optional[Iterable[str]] = None,
     memory_limit: Optional[int] = -1,
+    host_blas: Optional[bool] = None,
 ) -> SimConfig:
-    """Change the simulated limits of an installed simulator (``memory_limit=None`` removes the limit)."""
+    """Change the simulated limits of an installed simulator (``memory_limit=None`` removes the limit;
+    ``host_blas``: see ``install``)."""
     global _CONFIG
     with _LOCK:
         if _CONFIG is None:
@@ -224,6 +234,8 @@ def configure(
             new = replace(new, unsupported_ops=tuple(unsupported_ops))
         if memory_limit != -1:
             new = replace(new, memory_limit=memory_limit)
+        if host_blas is not None:
+            new = replace(new, host_blas=bool(host_blas))
         _apply_limits(new)
         _CONFIG = new
         return new
