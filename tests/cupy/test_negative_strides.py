@@ -117,6 +117,7 @@ WRITES: dict[str, Callable[[Any], Any]] = {
     "dot out=": lambda x: _np_or_cp(x, "dot")(x[:, :4].copy(), x[:4, :4].copy(), out=x[:, 2:]),
     "copyto": lambda x: _np_or_cp(x, "copyto")(x, 9.5),
     "copyto where=": lambda x: _np_or_cp(x, "copyto")(x, -1, where=x < 4),
+    "compress out=": lambda x: _np_or_cp(x, "compress")([False, True], x.copy(), axis=0, out=x[:1]),
     "put": lambda x: x.put([0, 3, 1], [1, 2, 3]),  # (in range: CuPy's default mode wraps, NumPy's raises)
     "putmask": lambda x: _np_or_cp(x, "putmask")(x, x > 12, 0),
     "place": lambda x: _np_or_cp(x, "place")(x, x > 12, [1, 2]),
@@ -244,6 +245,10 @@ def test_dtypes_and_bad_input(dev: str) -> None:  # noqa: F811
         v[::0]
     with pytest.raises(ValueError, match="last axis must be contiguous"):
         v.view(cp.int32)
+    s = cp.arange(12.0).reshape(2, 6)[::-1, ::2]  # the last axis runs forwards, with gaps: NumPy refuses too
+    with pytest.raises(ValueError, match="last axis must be contiguous"):
+        s.view(cp.int32)  # (not a copy of the elements, which writes would miss)
+    assert s.view(cp.int64).strides == (-48, 16) and cp.shares_memory(s.view(cp.int64), s)
     with pytest.raises(AttributeError, match="in-place"):
         v.shape = (2, 3)
 
@@ -262,3 +267,56 @@ def test_views_alive_at_interpreter_exit_are_quiet() -> None:
     """)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["npu:0", "7.0", "(-8,", "32)"] and "Exception ignored" not in proc.stderr
+
+
+def test_views_stay_views_under_torch_inference_mode(dev: str) -> None:  # noqa: F811
+    # Under torch.inference_mode every tensor is an inference tensor, as the read copies of negative-stride views
+    # are: only those copies may be copied when wrapped, a user's views must still write into their memory.
+    alive = cp.arange(3.0)[::-1]  # (a negative-stride view alive elsewhere in the program)
+    with torch.inference_mode():
+        a = cp.zeros((2, 4))
+        a[1:][...] = 1.0
+        a.reshape(8)[:2] = 2.0
+        v = a[::-1]
+        v[0, 0] = 5.0
+        v.T[1] += 3.0
+        assert a.tolist() == [[2.0, 5.0, 0.0, 0.0], [5.0, 4.0, 1.0, 1.0]]
+        c = v.copy()  # a copy stays a copy
+        c[...] = -1.0
+    assert float(a.sum()) == 18.0 and alive.tolist() == [2.0, 1.0, 0.0]
+
+
+def test_concurrent_reads_keep_each_threads_views(dev: str, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    # Each read of a negative-stride view records its copy, so that views made from it (v.T, v[1:], ...) map back
+    # onto the memory. Thread A is held inside its read while thread B reads: B's record must survive A's.
+    import threading
+    import weakref
+
+    from ascend_compat.cupy import _core_flip
+
+    a = cp.arange(24.0).reshape(4, 6)
+    v = a[::-1]
+    inside, release = threading.Event(), threading.Event()
+
+    def ref(x: Any, *callback: Any) -> Any:
+        if threading.current_thread().name == "reader-A":
+            inside.set()
+            release.wait(5)
+        return weakref.ref(x, *callback)
+
+    monkeypatch.setattr(_core_flip, "weakref", type("W", (), {"ref": staticmethod(ref)}))
+    got: list[torch.Tensor] = []
+    reader_a = threading.Thread(target=lambda: v._t, name="reader-A")
+    reader_b = threading.Thread(target=lambda: got.append(v._t), name="reader-B")
+    reader_a.start()
+    assert inside.wait(5)
+    reader_b.start()
+    reader_b.join(0.5)  # (with the reads serialised, B waits for A here)
+    release.set()
+    reader_a.join(5)
+    reader_b.join(5)
+    monkeypatch.undo()
+    w = _core_flip.derive(got[0].t(), v)  # what B's v.T makes of its read
+    assert cp.shares_memory(w, a) and w.strides == (8, -48)
+    w[0, 0] = -1.0
+    assert float(a[3, 0]) == -1.0

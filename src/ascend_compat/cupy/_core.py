@@ -17,6 +17,7 @@ import contextlib
 import math
 import types
 import warnings
+import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -32,6 +33,7 @@ _CPU = torch.device("cpu")
 internal = types.SimpleNamespace(prod=math.prod)
 _FORCED: Optional[str] = None
 _FLIPS_LIVE = 0  # negative-stride views alive (``_core_flip``): only then can ``_wrap`` meet their read copies
+_READ_COPIES: weakref.WeakSet[Any] = weakref.WeakSet()  # their storages (not every inference tensor: a user's too)
 _KIND_CACHE: dict[int, str] = {}
 
 
@@ -334,7 +336,8 @@ def _root(a: ndarray) -> ndarray:
 
 def _wrap(t: torch.Tensor, dtype: Any = None, base: Optional[ndarray] = None) -> ndarray:
     """An ndarray over tensor ``t`` (no copy); ``dtype`` is the logical numpy dtype when ``t`` is widened."""
-    if _FLIPS_LIVE and t.is_inference():  # a negative-stride view's read copy (write-protected): a copy of it
+    if _FLIPS_LIVE and t.is_inference() and t.untyped_storage() in _READ_COPIES:  # a negative-stride view's read
+        # copy (write-protected): a copy of it. Other inference tensors (torch.inference_mode) stay views
         t = t.clone()
     a = object.__new__(ndarray)
     if dtype is None:

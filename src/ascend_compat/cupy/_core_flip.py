@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+import threading
 import weakref
 from typing import Any, Callable, Optional
 
@@ -25,6 +26,7 @@ from ascend_compat.cupy._core import _wrap, ndarray
 
 Layout = tuple[int, tuple[int, ...], tuple[int, ...]]
 _BASIC_TYPES = (int, slice, type(None), type(Ellipsis))
+_READS_LOCK = threading.Lock()
 
 
 class FlipView(ndarray):
@@ -40,9 +42,12 @@ class FlipView(ndarray):
     def _t(self) -> torch.Tensor:
         with torch.inference_mode():  # writes into this copy would be lost: make them raise
             c = self._pv.flip(self._flips).contiguous()  # (``_map`` reads views of it as C-ordered)
-        reads = [r for r in self._reads if r() is not None]
-        reads.append(weakref.ref(c.untyped_storage()))
-        self._reads = reads
+        st = c.untyped_storage()
+        with _READS_LOCK:  # (two threads' reads: neither record may be lost, or its views become copies)
+            reads = [r for r in self._reads if r() is not None]
+            reads.append(weakref.ref(st))
+            self._reads = reads
+        _core._READ_COPIES.add(st)
         return c
 
     @_t.setter
@@ -110,13 +115,13 @@ class FlipView(ndarray):
         return self.swapaxes(-1, -2)
 
     def view(self, dtype: Any = None, type: Any = None) -> ndarray:
-        """As ``ndarray.view``; a dtype of another size needs the last axis not reversed (NumPy's rule)."""
+        """As ``ndarray.view``; a dtype of another size needs the last axis contiguous (NumPy's rule)."""
         from ascend_compat.cupy import _methods
         from ascend_compat.cupy._dtypes import to_numpy_dtype
 
         an_array_type = isinstance(dtype, builtins.type) and issubclass(dtype, ndarray)
         if dtype is not None and not an_array_type and self.ndim and self.shape[-1] != 1 \
-                and self.ndim - 1 in self._flips and to_numpy_dtype(dtype).itemsize != self._dtype.itemsize:
+                and layout(self)[2][-1] != 1 and to_numpy_dtype(dtype).itemsize != self._dtype.itemsize:
             raise ValueError("To change to a dtype of a different size, the last axis must be contiguous")
         return _methods.view(self, dtype, type)
 

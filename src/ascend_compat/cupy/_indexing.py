@@ -230,7 +230,15 @@ def compress(condition: Any, a: Any, axis: Optional[int] = None, out: Any = None
     if c.numel() > t.shape[ax]:
         raise IndexError(f"index {c.numel() - 1} is out of bounds for axis {ax} with size {t.shape[ax]}")
     sel = torch.nonzero(c, as_tuple=True)[0]
-    return _wrap(torch.index_select(t, ax, sel), a._dtype)
+    res = _wrap(torch.index_select(t, ax, sel), a._dtype)
+    if out is None:
+        return res
+    if not isinstance(out, ndarray):
+        raise TypeError("compress: out must be an ascend_compat.cupy.ndarray")
+    if out.shape != res.shape:  # (its dtype is kept: the result is cast into it, as NumPy's)
+        raise ValueError(f"compress: output array of shape {out.shape} does not match the result's {res.shape}")
+    out[...] = res
+    return out
 
 
 def extract(condition: Any, arr: Any) -> ndarray:
