@@ -67,6 +67,15 @@ def test_a_replaced_file_keeps_its_mode_or_that_of_like(tmp_path: Path, umask: C
     assert _mode(tmp_path / "out" / "copy.py") == 0o600 and _hidden(tmp_path / "out") == []
 
 
+def test_a_replaced_file_loses_setuid_and_setgid_as_a_write_would(tmp_path: Path) -> None:
+    # Writing to a file clears its set-id bits; a replacement must not carry them over to new content.
+    tool = tmp_path / "tool"
+    tool.write_text("old\n")
+    tool.chmod(0o6755)
+    _atomic.write_text(tool, "new\n")
+    assert stat.S_IMODE(tool.stat().st_mode) == 0o755
+
+
 @pytest.mark.parametrize("error", [OSError("disk full"), KeyboardInterrupt()])
 def test_a_failed_fill_leaves_the_old_file_and_no_temporary(tmp_path: Path, error: BaseException) -> None:
     target = tmp_path / "f.json"

@@ -106,7 +106,7 @@ def write_with(path: PathLike, fill: Callable[[str], None], *, like: Optional[Pa
                 os.close(fd)
         source = os.fspath(like) if like is not None and os.path.exists(like) else real
         try:
-            mode = stat.S_IMODE(os.stat(source).st_mode)
+            mode = stat.S_IMODE(os.stat(source).st_mode) & 0o1777  # set-id bits: a write clears them
         except FileNotFoundError:
             mode = new_file_mode()
         os.chmod(tmp, mode)
