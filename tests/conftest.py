@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -17,6 +18,12 @@ from types import ModuleType
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# A suite started as a background job of a non-interactive shell (`cmd &`) inherits SIGINT ignored, and so would
+# every interpreter it starts: Ctrl-C would never arrive, and the tests that send one would wait forever. Handled
+# here, it is the default again in every child (exec resets caught signals, not ignored ones).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.hookimpl(optionalhook=True)  # known only when pytest-xdist is loaded

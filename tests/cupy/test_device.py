@@ -264,3 +264,12 @@ def test_cuda_only_types_import_and_refuse_on_use(cp):
     assert not isinstance(object(), TextureObject)
     with pytest.raises(cp.cuda.CUDAOnlyError):
         cp.cuda.texture.no_such_function()
+
+
+def test_global_random_state_is_per_device_kind(cp):
+    # cpu and npu:0 both have device id 0: a RandomState first used on the CPU must not serve the npu afterwards.
+    from ascend_compat.cupy._core import use_device_kind
+
+    with use_device_kind("cpu"):
+        assert cp.random.rand(2)._t.device.type == "cpu"
+    assert cp.random.rand(2)._t.device.type == "npu"

@@ -24,6 +24,7 @@ ALLOWED = {
     "ascend_compat.cuda_shim.ledger",
     "ascend_compat.cuda_shim.patches",
     "ascend_compat.ecosystem",
+    "ascend_compat._atomic",  # only while a cache file is (re)written (a cold cache, as in a fresh clone)
 }
 #: Library patch implementations and the flash_attn drop-in: imported only once their library is.
 LIBRARY_MODULES = (

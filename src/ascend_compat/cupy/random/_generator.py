@@ -223,18 +223,20 @@ for _name in SIGNATURES:
     setattr(RandomState, _name, _host_method(_name))
 
 # Per-device global states (``cupy.random.seed`` / module-level functions use the current device's).
-_random_states: dict[int, RandomState] = {}
+_random_states: dict[str, RandomState] = {}
 
 
-def _device_id() -> int:
-    from ascend_compat.cupy.cuda.device import get_device_id
+def _device_key() -> str:
+    """The current device as a key: its kind too, as ``cpu`` and ``npu:0`` both have id 0 and a RandomState's
+    samples stay on the device it was made for."""
+    from ascend_compat.cupy._core import current_torch_device
 
-    return get_device_id()
+    return str(current_torch_device())
 
 
 def get_random_state() -> RandomState:
     """The current device's global RandomState (created on first use, seeded from ``CUPY_SEED`` if set)."""
-    dev = _device_id()
+    dev = _device_key()
     rs = _random_states.get(dev)
     if rs is None:
         env = os.getenv("CUPY_SEED")
@@ -246,7 +248,7 @@ def set_random_state(rs: RandomState) -> None:
     """Make ``rs`` the current device's global RandomState."""
     if not isinstance(rs, RandomState):
         raise TypeError(f"Random state must be an instance of RandomState. Actual: {type(rs)}")
-    _random_states[_device_id()] = rs
+    _random_states[_device_key()] = rs
 
 
 def reset_states() -> None:
