@@ -16,7 +16,7 @@ ALLOWED = {
     "ascend_compat.cuda_shim",
     "ascend_compat.cuda_shim._cuda_table",
     "ascend_compat.cuda_shim.core_patches",
-    "ascend_compat.cuda_shim.cpu_device",
+    "ascend_compat.backends.cpu_device",
     "ascend_compat.cuda_shim.cuda_functions",
     "ascend_compat.cuda_shim.devices",
     "ascend_compat.cuda_shim.distributed",
@@ -210,7 +210,7 @@ def test_cuda_spec_parsing_matches_the_regex_it_replaced():
 
 
 def test_plain_records_behave_like_the_dataclasses_they_replace():
-    from ascend_compat.cuda_shim.cpu_device import _CPUProperties
+    from ascend_compat.backends.cpu_device import _CPUProperties
     from ascend_compat.cuda_shim.ledger import PatchRecord
     from ascend_compat.ecosystem.patching import PATCHES, LibraryPatch, _load_builtin
 
@@ -272,7 +272,8 @@ print([b.name for b in backends.DETECTION_ORDER], backends.NPUBackend.adapter_mo
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
     # _entry_point_cache only when a sys.path directory is not in its cache (test_backends checks both cases)
-    assert lines[0] in ("['_entry_point_cache', 'cpu', 'registry']", "['cpu', 'registry']"), lines[0]
+    assert lines[0] in ("['_entry_point_cache', 'cpu', 'cpu_device', 'registry']",
+                        "['cpu', 'cpu_device', 'registry']"), lines[0]
     assert lines[1:6] == ["False", "meta meta meta", "meta", "torch.utils._device True", "True {}"], lines
     assert lines[6] == "['npu', 'mlu', 'musa', 'xpu', 'mps', 'cpu'] torch_npu", lines[6]
 

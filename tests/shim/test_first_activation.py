@@ -36,6 +36,7 @@ FIRST_ACTIVATION = {
     "ascend_compat.cuda_shim.ledger",
     "ascend_compat.cuda_shim.patches",
     "ascend_compat.ecosystem",  # the library patches as a table (ecosystem.patching loads with a library)
+    "ascend_compat._atomic",  # only while a cache file is (re)written (a cold cache: a fresh clone, a new HOME)
 }
 #: Never on the path (issue 15): the settings module (the variables are read directly while unset), the library
 #: patches' declarations, the cupy alias (loaded at `import cupy`), `_value` (FieldValue, which the ledger
@@ -48,7 +49,7 @@ NEVER = {"ascend_compat.settings", "ascend_compat.ecosystem.patching", "ascend_c
 CPU_ONLY = {
     "ascend_compat.backends.cpu",
     "ascend_compat.backends._entry_point_cache",
-    "ascend_compat.cuda_shim.cpu_device",
+    "ascend_compat.backends.cpu_device",
 }
 #: The simulated NPU adds its backend, the flash_attn drop-in's finder, and what ``import torch_npu`` (the adapter
 #: activation loads) imports of the simulator.
@@ -108,7 +109,8 @@ def _function_globals(path: str) -> set[str]:
 
 
 def test_the_eager_names_are_every_replaced_name_torchs_own_code_calls():
-    from ascend_compat.cuda_shim import _cuda_table, cpu_device, cuda_functions
+    from ascend_compat.backends import cpu_device
+    from ascend_compat.cuda_shim import _cuda_table, cuda_functions
 
     if ".".join(torch.__version__.split(".")[:2]) not in cuda_functions.EAGER_TORCH:
         pytest.skip("another torch release: every name is replaced at activation")

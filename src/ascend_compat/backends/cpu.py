@@ -2,7 +2,7 @@
 
 What differs is data and one method: ``accelerator = False`` (nothing to pin memory for, every CUDA ordinal is
 the one host device, DDP takes no device_ids, the core patches marked "cpu fallback" apply) and
-``device_module()``, what ``torch.cuda.*`` means on the host (:mod:`ascend_compat.cuda_shim.cpu_device`).
+``device_module()``, what ``torch.cuda.*`` means on the host (:mod:`ascend_compat.backends.cpu_device`).
 """
 
 from __future__ import annotations
@@ -23,6 +23,6 @@ class CPUBackend(BackendInfo):
     @classmethod
     def device_module(cls) -> object:
         """What ``torch.cuda.*`` means on the host (one device, synchronous, host memory)."""
-        from ascend_compat.cuda_shim import cpu_device
+        from ascend_compat.backends import cpu_device
 
         return cpu_device

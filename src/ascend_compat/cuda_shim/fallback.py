@@ -87,7 +87,7 @@ def _accelerator_functions(accelerator: Any, torch: Any) -> dict[str, Any]:
         return native_available() if _from_torch() else True
 
     def device_count() -> int:
-        from ascend_compat.cuda_shim import cpu_device
+        from ascend_compat.backends import cpu_device
 
         return native_count() if _from_torch() else cpu_device.device_count()
 
