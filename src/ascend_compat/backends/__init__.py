@@ -14,9 +14,11 @@ detection order and the registry are imported on first use (``from ascend_compat
 
 from __future__ import annotations
 
+import itertools
 import os
 import stat
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Optional
 
 from ascend_compat import _FieldValue as FieldValue  # ascend_compat._value's class (one module less)
@@ -218,24 +220,32 @@ def _other_distribution_finders() -> bool:
     return False
 
 
-def _group_may_be_declared(group: str) -> bool:
-    """:func:`~ascend_compat.backends._entry_point_cache.group_may_be_declared`, answered here when every
-    ``sys.path`` directory up to the answer is a cache hit; at the first other one, that function decides."""
-    if _other_distribution_finders():
-        return True
-    where = _entry_point_cache_file()
-    cached = _read_entry_point_cache(where)
+def _path_entries() -> Iterator[tuple[str, os.stat_result]]:
+    """Each ``sys.path`` entry that exists, as (absolute path, its stat), in order; the one walk both the warm
+    path below and the entry-point scan read."""
     for entry in list(sys.path):
         path = os.path.abspath(entry or ".")
         try:
             st = os.stat(path)
         except (OSError, ValueError):
             continue  # not there: importlib.metadata finds nothing there either
+        yield path, st
+
+
+def _group_may_be_declared(group: str) -> bool:
+    """:func:`~ascend_compat.backends._entry_point_cache.group_may_be_declared`, answered here when every
+    ``sys.path`` directory up to the answer is a cache hit; from the first other one on, the scan decides."""
+    if _other_distribution_finders():
+        return True
+    where = _entry_point_cache_file()
+    cached = _read_entry_point_cache(where)
+    entries = _path_entries()
+    for path, st in entries:
         found = _cached_answer(cached, path, st) if stat.S_ISDIR(st.st_mode) else None
-        if found is None:
+        if found is None:  # the scan goes on from this entry (the ones before are answered: no)
             from ascend_compat.backends._entry_point_cache import scan
 
-            return scan(group, where, cached)
+            return scan(group, where, cached, itertools.chain([(path, st)], entries))
         if found:
             return True
     return False

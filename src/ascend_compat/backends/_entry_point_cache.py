@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import os
 import stat
-import sys
 import time
+from collections.abc import Iterable
 from typing import Any
 
 # The fast path (every sys.path directory a cache hit) and the helpers it needs live in the package's __init__
 # (detection's own module), so that activation imports this module only when a directory must be scanned.
 from ascend_compat.backends import _EP_CACHE_VERSION as _VERSION
-from ascend_compat.backends import _cached_answer, _other_distribution_finders
+from ascend_compat.backends import _cached_answer, _other_distribution_finders, _path_entries
 from ascend_compat.backends import _entry_point_cache_file as cache_file
 from ascend_compat.backends import _read_entry_point_cache as _read
 
@@ -73,22 +73,18 @@ def group_may_be_declared(group: str) -> bool:
     if _other_distribution_finders():
         return True
     where = cache_file()
-    return scan(group, where, _read(where))
+    return scan(group, where, _read(where), _path_entries())
 
 
-def scan(group: str, where: str, cached: dict[str, Any]) -> bool:
+def scan(group: str, where: str, cached: dict[str, Any], entries: Iterable[tuple[str, os.stat_result]]) -> bool:
     """:func:`group_may_be_declared` once the finders are checked and the cache file ``where`` is read
-    (``cached``): scans the directories the cache cannot answer for and records their answers."""
+    (``cached``), over the ``sys.path`` ``entries`` not yet answered (``backends._path_entries``): scans the
+    directories the cache cannot answer for and records their answers."""
     changed = False
     needle = group.encode()
     now = time.time_ns()
     try:
-        for entry in list(sys.path):
-            path = os.path.abspath(entry or ".")
-            try:
-                st = os.stat(path)
-            except (OSError, ValueError):
-                continue  # not there: importlib.metadata finds nothing there either
+        for path, st in entries:
             if not stat.S_ISDIR(st.st_mode) or path.endswith(".egg"):
                 return True  # a zip or an egg: let the exact scan read it
             found = _cached_answer(cached, path, st)
