@@ -149,12 +149,16 @@ def measure(make: Make, reps: int, min_ms: float, min_calls: int = 1, control: s
             results[name][1].append(second)
     calls = chunk * chunks
     cpu, npu = results["ab"]
+
+    def faults_per_call(side: list[Totals]) -> float:
+        return round(sum(t["faults"] for t in side) / (calls * reps), 1)
+
     row: dict[str, object] = {
         "calls_per_rep_per_side": calls,
         "cpu_us": round(statistics.median(t["wall"] for t in cpu) / calls * 1e6, 2),
         "npu_us": round(statistics.median(t["wall"] for t in npu) / calls * 1e6, 2),
-        "cpu_faults_per_call": round(sum(t["faults"] for t in cpu) / (calls * reps), 1),
-        "npu_faults_per_call": round(sum(t["faults"] for t in npu) / (calls * reps), 1),
+        "cpu_faults_per_call": faults_per_call(cpu),
+        "npu_faults_per_call": faults_per_call(npu),
         "quiet_call_us": round(one_call * 1e6, 1),  # the CPU side's fastest call, as sized
         "run_s": round(time.perf_counter() - start, 1),
         **_summary(cpu, npu),
@@ -162,8 +166,7 @@ def measure(make: Make, reps: int, min_ms: float, min_calls: int = 1, control: s
     if "aa" in results:
         first, second = results["aa"]
         row["control"] = {"device": control, **_summary(first, second),
-                          "faults_per_call": [round(sum(t["faults"] for t in side) / (calls * reps), 1)
-                                              for side in (first, second)]}
+                          "faults_per_call": [faults_per_call(first), faults_per_call(second)]}
     return row
 
 
