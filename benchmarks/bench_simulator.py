@@ -9,8 +9,9 @@ CPU, ...), until each side has run the same number of calls, at least ``--min-ca
 ``--min-ms`` (one scheduler hiccup then costs a few percent, not 2x; a 110 ms step still gets several interleaved
 calls per side). The repetition's ratio is the npu's total wall time over the CPU's: nothing is dropped or smoothed.
 Each case reports every repetition's ratio, their median, the worst and the best, the ratio of the total times,
-the same ratio in process CPU time (``time.process_time``: what the work cost, whatever else the machine ran
-meanwhile) and the minor page faults per call of each side.
+every repetition's ratio in process CPU time (``time.process_time``: what the work cost, whatever else the machine
+ran meanwhile), their median and worst, and the minor page faults per call of each side. The goal (training steps
+within 1.1x in every repetition) is judged in wall time and in CPU time.
 
 A/A control (``--control``, default ``cpu``): two copies of the same step on the same device, measured exactly like
 the CPU/npu pair and interleaved with it repetition by repetition (A/B first, then A/A first, ...). Its worst
@@ -116,6 +117,8 @@ def _summary(first: list[Totals], second: list[Totals]) -> dict[str, object]:
         "reps_above_goal": sum(r > GOAL for r in ratios),
         "total_ratio": round(sum(s["wall"] for s in second) / sum(f["wall"] for f in first), 3),
         "cpu_time_ratio": round(statistics.median(cpu_ratios), 3) if cpu_ratios else None,
+        "worst_rep_cpu_time_ratio": round(max(cpu_ratios), 3) if cpu_ratios else None,
+        "rep_cpu_time_ratios": [round(r, 3) for r in cpu_ratios],
         "rep_ratios": [round(r, 3) for r in ratios],
         "rep_ms": [[round(f["wall"] * 1e3, 2), round(s["wall"] * 1e3, 2)] for f, s in zip(first, second)],
     }
@@ -293,6 +296,8 @@ def _print_row(r: dict[str, object]) -> None:
           f"{r['cpu_faults_per_call']:>7}/{r['npu_faults_per_call']}", flush=True)
     print(f"{'':28} npu/cpu reps ({r['calls_per_rep_per_side']} calls/side, {r['run_s']} s): "
           + " ".join(f"{x:.2f}" for x in r["rep_ratios"]), flush=True)  # type: ignore[attr-defined]
+    print(f"{'':28} the same in CPU time (worst {r['worst_rep_cpu_time_ratio']}): "
+          + " ".join(f"{x:.2f}" for x in r["rep_cpu_time_ratios"]), flush=True)  # type: ignore[attr-defined]
     if isinstance(control, dict) and control:
         print(f"{'':28} A/A {control['device']} reps (median {control['ratio']}, cpu-t {control['cpu_time_ratio']}): "
               + " ".join(f"{x:.2f}" for x in control["rep_ratios"]), flush=True)
@@ -368,17 +373,23 @@ def main() -> None:
             proc.wait()
     train = [r for r in rows if "train" in str(r["case"])]
     goal = all(float(r["worst_rep_ratio"]) <= GOAL for r in train)  # type: ignore[arg-type]
+    # The same judged in process CPU time: what the simulator's work costs, whatever else the machine runs (a busy
+    # machine preempts both sides, which the wall clock counts and the A/A control shows).
+    goal_cpu = all(r["worst_rep_cpu_time_ratio"] is not None and float(r["worst_rep_cpu_time_ratio"]) <= GOAL  # type: ignore[arg-type]
+                   for r in train)
     notes = _notes(rows, blas)
     if args.json:
         print(json.dumps({"torch": torch.__version__, "threads": torch.get_num_threads(), "reps": args.reps,
                           "loadavg_at_end": [round(x, 2) for x in os.getloadavg()],
                           "min_ms": args.min_ms, "min_calls": args.min_calls, "load": args.load,
                           "control": args.control, "host_blas": args.host_blas, "malloc_reuse": args.malloc_reuse,
-                          "rows": rows, "goal_train_step_within_1.1x_every_rep": goal, "notes": notes}, indent=2))
+                          "rows": rows, "goal_train_step_within_1.1x_every_rep": goal,
+                          "goal_in_cpu_time": goal_cpu, "notes": notes}, indent=2))
         return
     for note in notes:
         print(f"note: {note}")
-    print(f"goal (train steps within {GOAL}x in every rep): {'met' if goal else 'NOT met'}")
+    print(f"goal (train steps within {GOAL}x in every rep): {'met' if goal else 'NOT met'}; in CPU time: "
+          f"{'met' if goal_cpu else 'NOT met'}")
 
 
 if __name__ == "__main__":

@@ -81,6 +81,30 @@ def test_ratios_follow_the_cost_of_each_side(bench):
     assert "control" not in none
 
 
+def _busy(seconds: float) -> None:
+    end = time.thread_time() + seconds  # this thread's: other threads of the test process may be busy too
+    while time.thread_time() < end:
+        pass
+
+
+def test_cpu_time_ratios_count_the_work_not_the_waiting(bench):
+    """The npu side waits 2 ms more per call but works as long as the CPU side: its wall ratio is ~3, its CPU-time
+    ratio ~1 (what a busy machine's preemption adds shows in the first, not in the second)."""
+
+    def make(dev: str):
+        def step() -> None:
+            _busy(1e-3)
+            if dev == "npu":
+                time.sleep(2e-3)
+
+        return step
+
+    row = bench.measure(make, reps=3, min_ms=10, min_calls=2, control="none")
+    assert row["ratio"] > 2.0
+    assert 0.7 < row["cpu_time_ratio"] < 1.4 and len(row["rep_cpu_time_ratios"]) == 3
+    assert row["worst_rep_cpu_time_ratio"] == max(row["rep_cpu_time_ratios"]) >= row["cpu_time_ratio"]
+
+
 def test_a_long_step_still_gets_the_least_number_of_calls(bench):
     log: list[str] = []
     row = bench.measure(_logging_make(log, {"cpu": 20e-3, "npu": 20e-3}), reps=1, min_ms=5, min_calls=3,
@@ -112,6 +136,7 @@ def test_json_run_reports_the_pair_the_control_and_the_switches():
     assert row["host_blas_products"] == 0  # --host-blas off: torch's kernel ran every npu product
     assert row["cpu_us"] > 0 and row["npu_us"] > 0 and isinstance(report["notes"], list)
     assert isinstance(report["goal_train_step_within_1.1x_every_rep"], bool)
+    assert isinstance(report["goal_in_cpu_time"], bool) and len(row["rep_cpu_time_ratios"]) == 2
 
 
 def test_text_run_names_the_host_blas_and_the_goal_verdict():
@@ -119,7 +144,8 @@ def test_text_run_names_the_host_blas_and_the_goal_verdict():
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "mlp train step (64x256)" in out and "A/A cpu reps" in out and "npu/cpu reps" in out
-    assert "goal (train steps within 1.1x in every rep):" in out
+    assert "goal (train steps within 1.1x in every rep):" in out and "; in CPU time: " in out
+    assert "the same in CPU time (worst " in out
     from ascend_compat.simulate import _host_blas
 
     if _host_blas.find() is not None:  # the MLP's backward has products that take it (grad_W = grad^T @ x)
