@@ -8,10 +8,12 @@ Two steps, because triton-ascend installs as the ``triton`` package and so lives
 
 ``emit`` writes the best plan's kernels for every benchmark workload (Mirage's shapes and the tests' small ones,
 fp16, fp32 and bf16; GQA also at 300 keys) with a JSON sidecar giving each kernel's argument types and constexpr
-values (GQA at 4096 and 300 keys is the online-softmax kernel, ``superopt/online.py``). ``lower`` compiles each
-with ``triton.compile`` for an ``npu`` target: TTIR and the TTIR -> linalg lowering (``triton-adapter-opt``) run
-without CANN; only the last step (linalg -> binary, BiSheng) needs ``ASCEND_HOME_PATH``, so a kernel counts as
-lowered when compilation gets past ConvertTritonIRToLinalgIR. Exit status 1 if any kernel fails to lower.
+values (GQA at 4096 and 300 keys is the online-softmax kernel, ``superopt/online.py``; for GQA the best split-K
+candidate is emitted too, ``superopt/splitk.py``: its partial and combine kernels get a sidecar each). ``lower``
+compiles each with ``triton.compile`` for an ``npu`` target: TTIR and the TTIR -> linalg lowering
+(``triton-adapter-opt``) run without CANN; only the last step (linalg -> binary, BiSheng) needs
+``ASCEND_HOME_PATH``, so a kernel counts as lowered when compilation gets past ConvertTritonIRToLinalgIR. Exit
+status 1 if any kernel fails to lower.
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ def emit(out: Path) -> int:
     import workloads
 
     from ascend_compat.superopt._data import target as load_target
-    from ascend_compat.superopt.checks import programs
     from ascend_compat.superopt.core import emit_candidate
     from ascend_compat.superopt.search import run_search
 
@@ -47,26 +48,48 @@ def emit(out: Path) -> int:
         for size, kw in sizes:
             for dtype in DTYPES:
                 g = build(dtype=dtype, **kw)
-                best = run_search(g, tgt, "ascend").candidates[0]
-                kernels, problems = emit_candidate(best, tgt, g.digest())
-                for k, (rec, kern) in enumerate(zip(kernels, best.kernels)):
-                    s = kern.schedule
-                    ptrs = {f"t{v}_ptr": TYPES[best.graph.nodes[v].dtype] for v in s.loads}
-                    ptrs.update({f"out{o}_ptr": TYPES[best.graph.nodes[o].dtype] for o in s.outputs})
-                    tasks, grid = programs(s, kern.tiles, tgt)
-                    consts = {"M": s.extent["M"], "N": s.extent.get("N", 1), "B": s.batch,
-                              "MB": -(-s.extent["M"] // kern.tiles["BLOCK_M"]),
-                              "NB": -(-s.extent.get("N", 1) // kern.tiles["BLOCK_N"]), "TASKS": tasks, "GRID": grid,
-                              **{a: e for a, e in s.extent.items() if a not in ("M", "N")}, **kern.tiles}
-                    if "DOT_BF16" in rec["source"]:  # the launcher's choice on a device (see emit.py)
-                        consts["DOT_BF16"] = "bfloat16"
-                    stem = f"{name}_{size}_{dtype}_k{k}"
-                    (out / f"{stem}.py").write_text(rec["source"])
-                    (out / f"{stem}.json").write_text(json.dumps({"kernel": f"k{k}_kernel", "signature": ptrs,
-                                                                  "constants": consts, "checks": problems}))
-                    count += 1
+                cands = run_search(g, tgt, "ascend").candidates
+                plans = [("", cands[0])]
+                split = next((c for c in cands if any("SPLITS" in k.tiles for k in c.kernels)), None)
+                if split is not None and split is not cands[0]:  # the split-K alternative lowers too
+                    plans.append(("_splitk", split))
+                for tag, best in plans:
+                    kernels, problems = emit_candidate(best, tgt, g.digest())
+                    for k, (rec, kern) in enumerate(zip(kernels, best.kernels)):
+                        stem = f"{name}_{size}_{dtype}{tag}_k{k}"
+                        for kname, meta in _sidecars(best.graph, kern, k, rec, tgt):
+                            (out / f"{stem}{kname}.py").write_text(rec["source"])
+                            (out / f"{stem}{kname}.json").write_text(json.dumps({**meta, "checks": problems}))
+                            count += 1
     print(f"wrote {count} kernels to {out}")
     return 0
+
+
+def _sidecars(graph: Any, kern: Any, k: int, rec: dict[str, Any], tgt: dict[str, Any],
+              ) -> list[tuple[str, dict[str, Any]]]:
+    """(file suffix, kernel name + argument types + constexpr values) of each jitted kernel in an emitted module:
+    one, or for split-K the partial kernel and the combine kernel."""
+    from ascend_compat.superopt.checks import programs
+    from ascend_compat.superopt.splitk import combine_programs
+
+    s = kern.schedule
+    ptrs = {f"t{v}_ptr": TYPES[graph.nodes[v].dtype] for v in s.loads}
+    outs = {f"out{o}_ptr": TYPES[graph.nodes[o].dtype] for o in s.outputs}
+    tasks, grid = programs(s, kern.tiles, tgt)
+    tiling = {"M": s.extent["M"], "N": s.extent.get("N", 1), "B": s.batch,
+              "MB": -(-s.extent["M"] // kern.tiles["BLOCK_M"]), "NB": -(-s.extent.get("N", 1) // kern.tiles["BLOCK_N"])}
+    consts = {**tiling, "TASKS": tasks, "GRID": grid, **{a: e for a, e in s.extent.items() if a not in ("M", "N")},
+              **kern.tiles}
+    if "DOT_BF16" in rec["source"]:  # the launcher's choice on a device (see emit.py)
+        consts["DOT_BF16"] = "bfloat16"
+    if "SPLITS" not in kern.tiles:
+        return [("", {"kernel": f"k{k}_kernel", "signature": {**ptrs, **outs}, "constants": consts})]
+    scratch = {"pm_ptr": "*fp32", "pl_ptr": "*fp32", "pacc_ptr": "*fp32"}
+    ctasks, cgrid = combine_programs(s, kern.tiles, tgt)
+    combine = {**tiling, "TASKS": ctasks, "GRID": cgrid, "BLOCK_M": kern.tiles["BLOCK_M"],
+               "BLOCK_N": kern.tiles["BLOCK_N"], "SPLITS": kern.tiles["SPLITS"]}
+    return [("", {"kernel": f"k{k}_kernel", "signature": {**ptrs, **scratch}, "constants": consts}),
+            ("_combine", {"kernel": f"k{k}_combine", "signature": {**scratch, **outs}, "constants": combine})]
 
 
 def _lower_one(py: Path, meta: dict[str, Any]) -> tuple[bool, str]:

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from ascend_compat import _atomic
 
-SCHEMA = 1
+SCHEMA = 2  # 2: split-K plans (a kernel module launching two kernels, max_programs a pair)
 REQUIRED = ("schema", "backend", "target", "plan_graph", "kernels", "search", "verification")
 
 

@@ -2,7 +2,8 @@
 
 Live-tile model: per pass, the tiles it loads (x2 for double buffering) plus two fp32 working tiles, plus the
 accumulators and per-row values that stay live across the whole kernel. Ascend gives a core 192 KB of UB; with
-double buffering the budget for live tiles is half of it (``live_tile_budget_bytes``).
+double buffering the budget for live tiles is half of it (``live_tile_budget_bytes``). A split-K plan is checked as
+its partial kernel (programs per key range included in the grid) plus its combine kernel (``splitk.check_combine``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ def pow2(x: int) -> int:
 def programs(s: KernelSchedule, tiles: dict[str, int], target: dict[str, Any]) -> tuple[int, int]:
     """(tiles of work, programs launched): on Ascend the grid is the physical core count."""
     m, n = s.extent["M"], s.extent.get("N", 1)
-    tasks = s.batch * -(-m // tiles["BLOCK_M"]) * -(-n // tiles["BLOCK_N"])
+    # split-K (``splitk.py``): SPLITS programs per tile, one per key range
+    tasks = s.batch * -(-m // tiles["BLOCK_M"]) * -(-n // tiles["BLOCK_N"]) * tiles.get("SPLITS", 1)
     if target["vendor"] == "ascend":
         return tasks, min(tasks, target["cube_cores"] if s.kind == "cube" else target["vector_cores"])
     return tasks, tasks
@@ -98,6 +100,10 @@ def check(graph: KernelGraph, s: KernelSchedule, tiles: dict[str, int], target: 
     _, grid = programs(s, tiles, target)
     if grid > target["max_grid"]:
         bad.append(f"grid of {grid} programs > {target['max_grid']}")
+    if tiles.get("SPLITS", 1) > 1:
+        from ascend_compat.superopt import splitk
+
+        bad += splitk.check_combine(s, tiles, target)
     for op, pattern in FORBIDDEN.items():
         if op in target["unsupported_ops"] and re.search(pattern, source):
             bad.append(f"uses {op}, which {target['name']} lacks")

@@ -50,6 +50,9 @@ def _header(c: Candidate, k: int, kern: Any, target: dict[str, Any], graph_diges
              f"Passes: {passes}.", f"Tiles: {', '.join(f'{a}={b}' for a, b in kern.tiles.items())}.",
              *([f"Schedule: online softmax (flash-decoding), one pass over the keys K1; {s.online.proof}."]
                if s.online is not None else []),
+             *([f"Split-K: {kern.tiles['SPLITS']} programs per tile, each over one key range, write fp32 partials "
+                f"(m, l, acc); k{k}_combine then rescales them to the largest m and divides; "
+                f"{s.online.split_proof}."] if "SPLITS" in kern.tiles else []),
              f"Modelled live tiles: {live_bytes(c.graph, s, kern.tiles)} bytes "
              f"(budget {target['live_tile_budget_bytes']})."]
     return "\n".join(lines) + "\n"
@@ -62,9 +65,20 @@ def emit_candidate(c: Candidate, target: dict[str, Any], digest: str) -> tuple[l
         problems += [f"k{k}: {p}" for p in check(c.graph, kern.schedule, kern.tiles, target, ek.source)]
         kernels.append({"name": f"k{k}_{digest}", "source": ek.source, "loads": ek.loads, "outputs": ek.outputs,
                         "tiles": ek.tiles, "nodes": kern.nodes, "cost": kern.cost.as_dict(),
-                        "max_programs": programs(kern.schedule, kern.tiles, target)[1]
-                        if target["vendor"] == "ascend" else None})
+                        "max_programs": _max_programs(kern, target)})
     return kernels, problems
+
+
+def _max_programs(kern: Any, target: dict[str, Any]) -> Any:
+    """Grid limits on Ascend (the physical cores): one, or (partial, combine) for split-K."""
+    if target["vendor"] != "ascend":
+        return None
+    grid = programs(kern.schedule, kern.tiles, target)[1]
+    if "SPLITS" in kern.tiles:
+        from ascend_compat.superopt.splitk import combine_programs
+
+        return [grid, combine_programs(kern.schedule, kern.tiles, target)[1]]
+    return grid
 
 
 def _time_us(res: SearchResult, c: Candidate, kernels: list[dict[str, Any]], mode: str, kdir: Optional[Path],
@@ -100,7 +114,9 @@ def _looped_extents(c: Candidate) -> dict[int, int]:
         s = k.schedule
         for _, axis in s.passes:
             if axis not in s.full:
-                out[s.extent[axis]] = max(out.get(s.extent[axis], 0), 2 * k.tiles[block_name(axis)] + 1)
+                # split-K: every key range spans >= 3 blocks (one range gets a partial fourth)
+                blocks = 3 * k.tiles["SPLITS"] if "SPLITS" in k.tiles else 2
+                out[s.extent[axis]] = max(out.get(s.extent[axis], 0), blocks * k.tiles[block_name(axis)] + 1)
     return out
 
 
@@ -199,14 +215,26 @@ def _build(graph: KernelGraph, tgt: dict[str, Any], backend: str, mode: str, kdi
                                 for r, v in res.variants],
                    "partitions": res.partitions, "candidates": len(res.candidates),
                    "top": [{"plan": x.summary(ids=True), "rewrites": x.rewrites, "time_us": round(x.cost.time_us, 3),
-                            "dram_bytes": int(x.cost.dram_bytes), "status": x.status} for x in res.candidates[:8]],
+                            "dram_bytes": int(x.cost.dram_bytes), "status": x.status, "proofs": _proofs(x)}
+                           for x in res.candidates[:8]],
                    "rejected": res.rejected, "failed": chosen["failed"]},
         "verification": {"finite_field": verdicts[0].reason if verdicts else "", "numeric": chosen["numeric"],
-                         "schedules": [f"k{i}: {k.schedule.online.proof}" for i, k in enumerate(c.kernels)
-                                       if k.schedule.online is not None]},
+                         "schedules": _proofs(c)},
         "choice": chosen["choice"],
         "plan": c.summary(),
     }
+
+
+def _proofs(c: Candidate) -> list[str]:
+    """The finite-field proofs of the candidate's reordered schedules (online softmax, split-K combine)."""
+    out = []
+    for i, k in enumerate(c.kernels):
+        m = k.schedule.online
+        if m is not None:
+            out.append(f"k{i}: {m.proof}")
+            if "SPLITS" in k.tiles:
+                out.append(f"k{i}: {m.split_proof}")
+    return out
 
 
 class OptimizedGraph:

@@ -3,7 +3,9 @@
 DRAM bytes count each tensor a kernel reads or writes once, plus the re-reads by other tiles when the tensor is too
 big to stay in L2 (half of it); re-reads that L2 serves count as L2 traffic (modelled at 4x the DRAM bandwidth).
 A kernel with fewer programs than cores runs at that fraction of the machine. The eager baseline runs each
-user-level op (``rms_norm``, ``softmax`` count as one) as its own kernel reading and writing memory.
+user-level op (``rms_norm``, ``softmax`` count as one) as its own kernel reading and writing memory. A split-K plan
+(``splitk.py``) writes its fp32 partials instead of the output and pays a second launch (the combine) that reads them
+and writes the output; its programs each loop over one key range.
 """
 
 from __future__ import annotations
@@ -83,12 +85,36 @@ def kernel_cost(graph: KernelGraph, s: KernelSchedule, tiles: dict[str, int], ta
             c.l2_bytes += size * factor
         else:
             c.dram_bytes += size * factor
-    c.dram_bytes += sum(nbytes(graph, o) for o in s.outputs)
+    splits = tiles.get("SPLITS", 1)
+    # split-K writes fp32 partials instead of the output (the combine reads them and writes it)
+    c.dram_bytes += _scratch(s, tiles) if splits > 1 else sum(nbytes(graph, o) for o in s.outputs)
     cores = target.get("cube_cores" if s.kind == "cube" else "vector_cores", target.get("sms", 1))
     util = min(1.0, tasks / cores)
     steps = sum(1 if a in s.full else -(-s.extent[a] // tiles["BLOCK_N" if a == "N" else f"BLOCK_{a}"])
                 for _, a in s.passes)
-    c.time_us = _time(c, target, graph.nodes[s.outputs[0]].dtype, util) + steps * STEP_US * -(-tasks // cores)
+    steps = -(-steps // splits)  # each program loops over its key range only
+    dtype = graph.nodes[s.outputs[0]].dtype
+    c.time_us = _time(c, target, dtype, util) + steps * STEP_US * -(-tasks // cores)
+    return c + _combine_cost(graph, s, tiles, target) if splits > 1 else c
+
+
+def _scratch(s: KernelSchedule, tiles: dict[str, int]) -> int:
+    from ascend_compat.superopt import splitk
+
+    return splitk.scratch_bytes(s, tiles)
+
+
+def _combine_cost(graph: KernelGraph, s: KernelSchedule, tiles: dict[str, int], target: dict[str, Any]) -> Cost:
+    """Split-K's second launch: read the partials, write the output (two short loops over the splits)."""
+    from ascend_compat.superopt import splitk
+
+    tasks, _ = splitk.combine_programs(s, tiles, target)
+    splits = tiles["SPLITS"]
+    c = Cost(kernels=1, flops=4.0 * s.batch * splits * s.extent["M"] * s.extent["N"])
+    c.dram_bytes = _scratch(s, tiles) + sum(nbytes(graph, o) for o in s.outputs)
+    cores = target.get("vector_cores", target.get("sms", 1))
+    dtype = graph.nodes[s.outputs[0]].dtype
+    c.time_us = _time(c, target, dtype, min(1.0, tasks / cores)) + 2 * splits * STEP_US * -(-tasks // cores)
     return c
 
 

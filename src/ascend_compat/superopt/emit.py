@@ -188,12 +188,14 @@ class Emitter:
             self.code.append(f"{store}, mask={mask})" if mask else f"{store})")
 
 
+# a task's tile: column tile fastest, then row tile, then batch entry
+TILE_DECODE = ("pid_n = task % NB", "pid_m = (task // NB) % MB", "pid_b = task // (NB * MB)",
+               "offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)", "mask_m = offs_m < M",
+               "offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)", "mask_n = offs_n < N")
+
+
 def preamble(s: KernelSchedule, tiles: dict[str, int]) -> list[str]:
-    lines = [
-        "pid_n = task % NB", "pid_m = (task // NB) % MB", "pid_b = task // (NB * MB)",
-        "offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)", "mask_m = offs_m < M",
-        "offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)", "mask_n = offs_n < N",
-    ]
+    lines = list(TILE_DECODE)
     for f in sorted(s.full - {"N"}):
         lines += [f"f_{f} = tl.arange(0, {block_name(f)})", f"fm_{f} = f_{f} < {f}"]
     return lines
@@ -221,6 +223,21 @@ def emit(graph: KernelGraph, s: KernelSchedule, name: str, tiles: dict[str, int]
     return module(graph, s, name, tiles, header, preamble(s, tiles) + init + em.code, em.bf16_dot)
 
 
+def module_head(header: str) -> list[str]:
+    """The module's docstring, imports and the combine functions its reductions use."""
+    return [f'"""{header}"""', "", "import math", "import os", "",
+            "import triton", "import triton.language as tl", "", "",
+            "@triton.jit", "def _add(a, b):", "    return a + b", "", "",
+            "@triton.jit", "def _max(a, b):", "    return tl.maximum(a, b)", "", ""]
+
+
+def kernel_def(fn: str, ptrs: list[str], consts: list[str], body: list[str]) -> list[str]:
+    """A jitted kernel: a persistent loop of the 1-D grid's programs over ``TASKS`` tasks, each running ``body``."""
+    sig = ", ".join(ptrs) + ",\n        " + ", ".join(f"{c}: tl.constexpr" for c in consts)
+    return ["@triton.jit", f"def {fn}(\n        {sig}):", "    pid = tl.program_id(0)",
+            "    for task in range(pid, TASKS, GRID):", *["        " + line for line in body]]
+
+
 def module(graph: KernelGraph, s: KernelSchedule, name: str, tiles: dict[str, int], header: str, body: list[str],
            bf16_dot: bool) -> EmittedKernel:
     """The whole module: the kernel (a persistent loop over tasks running ``body``) and its launcher."""
@@ -228,23 +245,13 @@ def module(graph: KernelGraph, s: KernelSchedule, name: str, tiles: dict[str, in
     ptrs = [f"t{v}_ptr" for v in s.loads] + [f"out{o}_ptr" for o in s.outputs]
     consts = [*axes, "B", "MB", "NB", "TASKS", "GRID", "BLOCK_M", "BLOCK_N",
               *[block_name(a) for a in axes if a not in ("M", "N")], *(["DOT_BF16"] if bf16_dot else [])]
-    sig = ", ".join(ptrs) + ",\n        " + ", ".join(f"{c}: tl.constexpr" for c in consts)
-    src = [f'"""{header}"""', "", "import math", "import os", "",
-           "import triton", "import triton.language as tl", "", "",
-           "@triton.jit", "def _add(a, b):", "    return a + b", "", "",
-           "@triton.jit", "def _max(a, b):", "    return tl.maximum(a, b)", "", "",
-           "@triton.jit", f"def {name}_kernel(\n        {sig}):", "    pid = tl.program_id(0)",
-           "    for task in range(pid, TASKS, GRID):"]
-    src += ["        " + line for line in body]
+    src = [*module_head(header), *kernel_def(f"{name}_kernel", ptrs, consts, body)]
     src += ["", "", *_launcher(graph, s, name, tiles, axes, bf16_dot)]
     return EmittedKernel(name, "\n".join(src) + "\n", list(s.loads), list(s.outputs), dict(tiles))
 
 
-def _launcher(graph: KernelGraph, s: KernelSchedule, name: str, tiles: dict[str, int], axes: list[str],
-              bf16_dot: bool) -> list[str]:
-    args = [f"t{v}" for v in s.loads] + [f"out{o}" for o in s.outputs]
-    lines = [f"def launch({', '.join(args)}, max_programs=None):",
-             '    """Run the kernel: inputs then preallocated outputs (contiguous); sizes come from the tensors."""']
+def launch_sizes(graph: KernelGraph, s: KernelSchedule, axes: list[str]) -> list[str]:
+    """Launcher lines binding each axis extent to a dimension of an argument tensor."""
     sizes: dict[str, str] = {}
     for v in [*s.loads, *s.outputs]:
         arg = f"t{v}" if v in s.loads else f"out{v}"
@@ -254,8 +261,15 @@ def _launcher(graph: KernelGraph, s: KernelSchedule, name: str, tiles: dict[str,
             sizes.setdefault(cax, f"{arg}.shape[-1]")
         if r > 1 and rax:
             sizes.setdefault(rax, f"{arg}.shape[-2]")
-    for a in axes:
-        lines.append(f"    {a} = {sizes.get(a, '1')}")
+    return [f"    {a} = {sizes.get(a, '1')}" for a in axes]
+
+
+def _launcher(graph: KernelGraph, s: KernelSchedule, name: str, tiles: dict[str, int], axes: list[str],
+              bf16_dot: bool) -> list[str]:
+    args = [f"t{v}" for v in s.loads] + [f"out{o}" for o in s.outputs]
+    lines = [f"def launch({', '.join(args)}, max_programs=None):",
+             '    """Run the kernel: inputs then preallocated outputs (contiguous); sizes come from the tensors."""']
+    lines += launch_sizes(graph, s, axes)
     outs = ", ".join(f"out{o}" for o in s.outputs)
     lines += [f"    B = max(math.prod(t.shape[:-2]) for t in ({outs},))",
               f"    BLOCK_M, BLOCK_N = {tiles['BLOCK_M']}, {tiles['BLOCK_N']}",

@@ -34,6 +34,7 @@ def explain(r: dict[str, Any]) -> str:
     for k, c in enumerate(s["top"], 1):
         lines.append(f"  {k}. {c['plan']} [{', '.join(c['rewrites']) or 'no rewrite'}] {c['time_us']:.1f} us, "
                      f"{_mb(c['dram_bytes'])}: {c['status']}")
+        lines += [f"     proof {p}" for p in c.get("proofs", [])]
     for v in s["variants"]:
         if not v["equivalent"]:
             lines.append(f"  variant {v['rewrites']} discarded: {v['reason']}")

@@ -53,6 +53,7 @@ class OnlineMatch:
     out: int
     steps: tuple[tuple[str, Expr], ...] = STEPS
     proof: str = ""
+    split_proof: str = ""    # the split-K combine's proof (``splitk.split_check``), once checked
 
     @property
     def x(self) -> int:
@@ -170,31 +171,50 @@ def _eval(expr: Expr, env: dict[str, Any], f: _Field) -> Any:
     return f.op(expr[0], args[0], args[1] if len(args) > 1 else None)
 
 
-def run_field(steps: tuple[tuple[str, Expr], ...], x: np.ndarray, v: np.ndarray, block: int, salt: int = 0,
-              ) -> np.ndarray:
-    """The recurrence over key blocks of ``block`` on logits ``x`` (Z_Q) and values ``v`` (Z_P); returns FINAL."""
+def run_segment(steps: tuple[tuple[str, Expr], ...], x: np.ndarray, v: np.ndarray, block: int, salt: int = 0,
+                ) -> dict[str, Any]:
+    """The recurrence over key blocks of ``block`` on logits ``x`` (Z_Q) and values ``v`` (Z_P): its final state
+    (``m_i``, ``l_i``, ``acc``: what a split-K program writes as its partials)."""
     f = _Field(x, v, salt)
     env: dict[str, Any] = {name: f.init(kind) for name, kind, _ in INIT}
     for c in range(0, x.shape[-1], block):
         env["x"], env["v"] = (x[..., c:c + block], ffield.Q), (v[..., c:c + block, :], ffield.P)
         for name, expr in steps:
             env[name] = _eval(expr, env, f)
-    return np.asarray(_eval(FINAL, env, f)[0])
+    return env
+
+
+def run_field(steps: tuple[tuple[str, Expr], ...], x: np.ndarray, v: np.ndarray, block: int, salt: int = 0,
+              ) -> np.ndarray:
+    """The recurrence over key blocks of ``block`` on logits ``x`` (Z_Q) and values ``v`` (Z_P); returns FINAL."""
+    env = run_segment(steps, x, v, block, salt)
+    return np.asarray(_eval(FINAL, env, _Field(x, v, salt))[0])
+
+
+def field_inputs(graph: KernelGraph, m: OnlineMatch, tests: int) -> Optional[list[tuple[Any, Any, Any]]]:
+    """(logits x in Z_Q, values v, the plan graph's output) on ``tests`` random inputs at small extents (>= 11
+    keys), or None when the homomorphic exp does not apply."""
+    sub, ids = graph.subgraph([m.q, m.kt, m.v], [m.out])
+    qdom = ffield.exponent_domain(sub)
+    if qdom is None:
+        return None
+    shapes = ffield.small_shapes(sub, at_least={graph.nodes[m.kt].shape[-1]: 11})
+    small = sub.with_input_shapes(shapes)
+    rng = np.random.default_rng(1)
+    out = []
+    for _ in range(tests):
+        ins = [rng.integers(0, ffield.P, size=s, dtype=np.int64) for s in shapes]
+        vals = ffield.evaluate_nodes(small, ins, qdom)
+        out.append((vals[ids[m.x]], vals[ids[m.v]], vals[ids[m.out]]))
+    return out
 
 
 def field_check(graph: KernelGraph, m: OnlineMatch, tests: int = 3) -> ffield.Verdict:
     """Is the recurrence equal to the plan graph's kernel over the finite field (homomorphic exp, any max)?"""
-    sub, ids = graph.subgraph([m.q, m.kt, m.v], [m.out])
-    qdom = ffield.exponent_domain(sub)
-    if qdom is None:
+    cases = field_inputs(graph, m, tests)
+    if cases is None:
         return ffield.Verdict(False, "the homomorphic exp does not apply (a value feeds exp and something else)", 0)
-    shapes = ffield.small_shapes(sub, at_least={graph.nodes[m.kt].shape[-1]: 11})
-    small = sub.with_input_shapes(shapes)
-    rng = np.random.default_rng(1)
-    for t in range(tests):
-        ins = [rng.integers(0, ffield.P, size=s, dtype=np.int64) for s in shapes]
-        vals = ffield.evaluate_nodes(small, ins, qdom)
-        x, v, want = vals[ids[m.x]], vals[ids[m.v]], vals[ids[m.out]]
+    for t, (x, v, want) in enumerate(cases):
         for block in (3, 4):  # a partial last block, and blocks that change the running shift several times
             try:
                 got = run_field(m.steps, x, v, block, salt=t)
@@ -205,7 +225,7 @@ def field_check(graph: KernelGraph, m: OnlineMatch, tests: int = 3) -> ffield.Ve
                                       f"(key blocks of {block})", t + 1)
     return ffield.Verdict(True, f"online recurrence equal to the plan graph on {tests} random tests over "
                           f"Z_{ffield.P} (exp homomorphic of order {ffield.Q}, max uninterpreted; key blocks of 3 and "
-                          f"4 over {shapes[1][-1]} keys)", tests)
+                          f"4 over {cases[0][0].shape[-1]} keys)", tests)
 
 
 # ---------------------------------------------------------------------------------------------------- Triton
@@ -221,11 +241,21 @@ def _triton(expr: Expr, dt: str, prec: str) -> str:
     return TRITON[expr[0]].format(*[_triton(a, dt, prec) for a in expr[1:]], dt=dt, prec=prec)
 
 
+def splits(tiles: dict[str, int]) -> int:
+    """Key ranges per (batch, row tile, column tile): 1, or S > 1 for a split-K plan (``splitk.py``)."""
+    return tiles.get("SPLITS", 1)
+
+
 def emit_kernel(graph: KernelGraph, s: Any, name: str, tiles: dict[str, int], header: str) -> Any:
-    """The Triton module of an online-softmax schedule (same layout and launcher as every emitted kernel)."""
+    """The Triton module of an online-softmax schedule (same layout and launcher as every emitted kernel).
+
+    With ``tiles["SPLITS"] > 1`` the program of task ``t`` runs the recurrence over key range ``t % SPLITS`` only and
+    stores its partials; ``splitk.emit_module`` adds the combine kernel and the launcher of both.
+    """
     from ascend_compat.superopt.emit import TL_DTYPE, Ctx, Emitter, module, preamble
 
     m: OnlineMatch = s.online
+    split = splits(tiles) > 1
     em = Emitter(graph, s, tiles)
     dtype = graph.nodes[m.s].dtype
     # bf16 operands rounded to bf16, then the dtype the launcher picks (the interpreter's bf16 tl.dot is wrong)
@@ -236,7 +266,14 @@ def emit_kernel(graph: KernelGraph, s: Any, name: str, tiles: dict[str, int], he
     ctx = Ctx("K1", "k_K1", "km_K1")
     ctx.cache[m.s] = "s_blk"
     logits = em.value(m.x, ctx)
-    body = [*preamble(s, tiles), f"q = tl.load({qp}, mask={qm}, other=0.0).to({dt})",
+    decode = preamble(s, tiles)
+    keys = ("0", "K1")
+    if split:  # the split is the fastest-varying part of the task; key blocks dealt out evenly (none empty)
+        decode = ["split = task % SPLITS", "tile = task // SPLITS", *[x.replace("task", "tile") for x in decode]]
+        decode += ["NBLK = (K1 + BLOCK_K1 - 1) // BLOCK_K1",
+                   "lo = (split * NBLK // SPLITS) * BLOCK_K1", "hi = ((split + 1) * NBLK // SPLITS) * BLOCK_K1"]
+        keys = ("lo", "hi")
+    body = [*decode, f"q = tl.load({qp}, mask={qm}, other=0.0).to({dt})",
             *[f"{v} = tl.full({INIT_TRITON[shape]}, {INIT_TRITON[kind]}, tl.float32)" for v, kind, shape in INIT]]
     loop = ["k_K1 = c_K1 + tl.arange(0, BLOCK_K1)", "km_K1 = k_K1 < K1",
             f"kt = tl.load({kp}, mask={km}, other=0.0).to({dt})", f"s_blk = tl.dot(q, kt{prec})", *ctx.lines,
@@ -244,7 +281,12 @@ def emit_kernel(graph: KernelGraph, s: Any, name: str, tiles: dict[str, int], he
             f"v = tl.load({vp}, mask={vm}, other=0.0).to({dt})",
             *[f"{var} = {_triton(expr, dt, prec)}" for var, expr in m.steps]]
     body += ["# one pass over the keys: running max m_i, running sum l_i, accumulator rescaled by alpha",
-             "for c_K1 in range(0, K1, BLOCK_K1):", *["    " + line for line in loop]]
+             f"for c_K1 in range({keys[0]}, {keys[1]}, BLOCK_K1):", *["    " + line for line in loop]]
+    if split:
+        from ascend_compat.superopt import splitk
+
+        body += splitk.partial_stores(dt, prec)
+        return splitk.emit_module(graph, s, name, tiles, header, body, dtype == "bfloat16")
     out_ptr = op.replace(f"t{m.out}_ptr", f"out{m.out}_ptr")
     body.append(f"tl.store({out_ptr}, {_triton(FINAL, dt, prec)}.to({TL_DTYPE[graph.nodes[m.out].dtype]}), "
                 f"mask={om})")

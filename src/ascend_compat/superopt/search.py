@@ -6,18 +6,21 @@
    partition found is the most fused), pruning groups that can never be one kernel and cycles between kernels.
 3. Every kernel of a partition is scheduled (``schedule``), tiled (the cheapest tiling that passes the target's
    static checks), and costed (``cost``). An online-softmax kernel (a schedule that reorders the computation) is
-   first proven over the finite field (``online.field_check``). Candidates are ranked by modelled time.
+   first proven over the finite field (``online.field_check``); it also gets a split-K alternative (``splitk``:
+   several programs per tile over key ranges, then a combine; proven by ``splitk.split_check``), kept as its own
+   candidate. Candidates are ranked by modelled time.
 The numeric check of the winner (and the fallback to the next candidate) is done by ``runtime``.
 """
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ascend_compat.superopt import cost as costmod
-from ascend_compat.superopt import online
+from ascend_compat.superopt import online, splitk
 from ascend_compat.superopt.checks import check, tile_options
 from ascend_compat.superopt.ffield import Verdict, equivalent
 from ascend_compat.superopt.graph import KernelGraph
@@ -49,7 +52,9 @@ class Candidate:
     def summary(self, ids: bool = False) -> str:
         """``2 kernel(s): matmul+mul | max+...`` (with ``ids``, each op with its plan-graph tensor: ``matmul t4``)."""
         name = (lambda i: f"{self.graph.nodes[i].op} t{i}") if ids else (lambda i: self.graph.nodes[i].op)
-        return f"{len(self.kernels)} kernel(s): " + " | ".join("+".join(map(name, k.nodes)) for k in self.kernels)
+        split = lambda k: f" (split-K: {k.tiles['SPLITS']} key ranges + combine)" if "SPLITS" in k.tiles else ""  # noqa: E731
+        return f"{len(self.kernels)} kernel(s): " + " | ".join("+".join(map(name, k.nodes)) + split(k)
+                                                               for k in self.kernels)
 
 
 @dataclass
@@ -139,23 +144,49 @@ def partitions(graph: KernelGraph) -> list[list[list[int]]]:
     return results
 
 
-def _tile(graph: KernelGraph, s: KernelSchedule, target: dict[str, Any]) -> tuple[Optional[dict[str, int]], Any]:
-    best, best_cost, reasons = None, None, []
-    for tiles in tile_options(s):
-        bad = check(graph, s, tiles, target)
-        if bad:
-            reasons = bad
-            continue
-        c = costmod.kernel_cost(graph, s, tiles, target)
-        if best_cost is None or c.time_us < best_cost.time_us:
-            best, best_cost = tiles, c
-    return best, (best_cost if best else reasons)
+def _tile(graph: KernelGraph, s: KernelSchedule, target: dict[str, Any],
+          ) -> tuple[list[tuple[dict[str, int], costmod.Cost]], list[str]]:
+    """The cheapest tiling that passes the static checks, and for an online softmax also the cheapest split-K
+    tiling (``splitk.py``): both are kept, for the cost model to rank as whole plans. Else the reasons."""
+    best: dict[bool, tuple[dict[str, int], costmod.Cost]] = {}
+    reasons: list[str] = []
+    for base in tile_options(s):
+        options = [base]
+        if s.online is not None:
+            options += [{**base, "SPLITS": n} for n in splitk.split_options(s, base, target)]
+        for tiles in options:
+            bad = check(graph, s, tiles, target)
+            if bad:
+                reasons = bad
+                continue
+            c = costmod.kernel_cost(graph, s, tiles, target)
+            family = "SPLITS" in tiles
+            if family not in best or c.time_us < best[family][1].time_us:
+                best[family] = (tiles, c)
+    return sorted(best.values(), key=lambda tc: tc[1].time_us), reasons
+
+
+def _prove(graph: KernelGraph, choices: list[KernelChoice]) -> tuple[list[KernelChoice], str]:
+    """Prove an online-softmax kernel's reordering (and its split-K combine) before it can be chosen."""
+    m = choices[0].schedule.online
+    assert m is not None
+    verdict = online.field_check(graph, m)
+    m.proof = verdict.reason
+    if not verdict.equivalent:
+        return [], f"online softmax not proven: {verdict.reason}"
+    if any("SPLITS" in k.tiles for k in choices):
+        split = splitk.split_check(graph, m)
+        m.split_proof = split.reason
+        if not split.equivalent:
+            return [k for k in choices if "SPLITS" not in k.tiles], f"split-K not proven: {split.reason}"
+    return choices, ""
 
 
 def _candidate(graph: KernelGraph, part: list[list[int]], target: dict[str, Any], cache: dict[Any, Any],
-               ) -> tuple[Optional[list[KernelChoice]], str]:
+               ) -> tuple[list[list[KernelChoice]], str]:
+    """The plans of a partition (one per combination of its kernels' alternatives), and why some were not kept."""
     users = graph.consumers()
-    kernels = []
+    alternatives, notes = [], []
     for group in sorted(part, key=min):
         members = set(group)
         outs = kernel_outputs(graph, members, users)
@@ -163,19 +194,20 @@ def _candidate(graph: KernelGraph, part: list[list[int]], target: dict[str, Any]
         if key not in cache:
             try:
                 s = schedule(graph, sorted(group), outs)
-                tiles, res = _tile(graph, s, target)
-                cache[key] = KernelChoice(sorted(group), outs, s, tiles, res) if tiles else f"static checks: {res[0]}"
-                if tiles and s.online is not None:  # a schedule that is not the graph's own order: prove it first
-                    verdict = online.field_check(graph, s.online)
-                    s.online.proof = verdict.reason
-                    if not verdict.equivalent:
-                        cache[key] = f"online softmax not proven: {verdict.reason}"
+                found, reasons = _tile(graph, s, target)
+                choices = [KernelChoice(sorted(group), outs, s, t, c) for t, c in found]
+                if found and s.online is not None:  # a schedule that is not the graph's own order: prove it first
+                    kept, note = _prove(graph, choices)
+                    cache[key] = (kept, note) if kept else note
+                else:
+                    cache[key] = (choices, "") if found else f"static checks: {reasons[0]}"
             except UnschedulableError as e:
                 cache[key] = f"not one kernel: {e}"
         if isinstance(cache[key], str):
-            return None, cache[key]
-        kernels.append(cache[key])
-    return _order(graph, kernels), ""
+            return [], cache[key]
+        alternatives.append(cache[key][0])
+        notes += [cache[key][1]] if cache[key][1] else []
+    return [_order(graph, list(combo)) for combo in itertools.product(*alternatives)], "; ".join(notes)
 
 
 def _order(graph: KernelGraph, kernels: list[KernelChoice]) -> list[KernelChoice]:
@@ -210,12 +242,12 @@ def run_search(graph: KernelGraph, target: dict[str, Any], backend: str) -> Sear
         cache: dict[Any, Any] = {}
         for part in partitions(var.graph):
             res.partitions += 1
-            kernels, why = _candidate(var.graph, part, target, cache)
-            if kernels is None:
+            plans, why = _candidate(var.graph, part, target, cache)
+            if why:
                 res.rejected[why] = res.rejected.get(why, 0) + 1
-                continue
-            total = sum((k.cost for k in kernels), costmod.Cost())
-            res.candidates.append(Candidate(vi, var.rewrites, var.graph, kernels, total))
+            for kernels in plans:
+                total = sum((k.cost for k in kernels), costmod.Cost())
+                res.candidates.append(Candidate(vi, var.rewrites, var.graph, kernels, total))
     res.candidates.sort(key=lambda c: (round(c.cost.time_us, 3), c.cost.kernels, c.cost.dram_bytes,
                                        sum(1 for n in c.graph.nodes if n.op not in ("input", "const", "concat"))))
     res.seconds = time.perf_counter() - t0
