@@ -193,3 +193,91 @@ def test_superoptimize_chooses_split_k_explains_its_proof_and_caches_it(cache: s
     again = WORKLOADS.gqa_decode(kv_heads=2, head_dim=32, kv_len=8192, dtype="float32").superoptimize(
         backend="ascend", cache_dir=cache)
     assert again.record["cache"] == "hit" and again.kernels == opt.kernels
+
+
+# ---------------------------------------------------------------------------------------------------- review fixes
+def _run_on(c: Candidate, g, ins: list) -> tuple:  # type: ignore[no-untyped-def,type-arg]
+    """The candidate's emitted kernels and torch eager on ``ins`` (any extents), both as fp32 CPU tensors."""
+    from ascend_compat.superopt.reference import run_graph
+    from ascend_compat.superopt.runtime import run_kernels
+
+    t = target("ascend-310p")
+    kernels, problems = emit_candidate(c, t, g.digest())
+    assert problems == []
+    (got,) = run_kernels(c.graph, kernels, ins, "interpret", None)
+    (want,) = run_graph(g.with_input_shapes([tuple(x.shape) for x in ins]), ins)
+    return got.float(), want.float()
+
+
+def test_a_key_range_of_minus_inf_logits_and_huge_logits_match_eager_without_nan() -> None:
+    # -inf logits on a whole key range (split-K) or on the first key block (one kernel): a running max starting at
+    # -inf made alpha = exp(-inf - -inf) = NaN there, and the NaN reached the output through l and acc
+    import torch
+
+    g = WORKLOADS.gqa_decode(kv_heads=2, head_dim=32, kv_len=KEYS, dtype="float32")
+    res = run_search(g, target("ascend-310p"), "ascend")
+    split = _split(g, "ascend-310p")
+    one = next(c for c in res.candidates if len(c.kernels) == 1 and "SPLITS" not in c.kernels[0].tiles)
+    (lo, hi), *_ = splitk.segments(KEYS, split.kernels[0].tiles["BLOCK_K1"], split.kernels[0].tiles["SPLITS"])[1:]
+    gen = torch.Generator().manual_seed(0)
+    q, kt, v = (torch.randn(s, generator=gen) for s in [(2, 4, 32), (2, 32, KEYS), (2, KEYS, 32)])
+    q = q * 100  # logits spread over hundreds: any shift but the largest max overflows exp in fp32
+    q[..., 0] = q[..., 0].abs() + 1  # q . k = -inf wherever k's first entry is -inf
+    for c, keys in [(split, slice(lo, hi)), (one, slice(0, one.kernels[0].tiles["BLOCK_K1"]))]:
+        k = kt.clone()
+        k[:, 0, keys] = float("-inf")
+        got, want = _run_on(c, g, [q, k, v])
+        assert not want.isnan().any() and not got.isnan().any(), c.summary()
+        assert torch.allclose(got, want, rtol=1e-4, atol=1e-4), (c.summary(), float((got - want).abs().max()))
+
+
+LAST_SHIFT = replace(splitk.COMBINE, shift=(("m_c", "m_s"),))  # the last range's max, not the largest
+
+
+def test_a_shift_that_is_not_the_largest_max_is_proven_but_refused_as_unstable() -> None:
+    c = _split(WORKLOADS.gqa_decode(kv_heads=2, head_dim=32, kv_len=KEYS))
+    m = c.kernels[0].schedule.online
+    for shift in [(("m_c", "m_s"),), ()]:  # exact over Z_P (the shift cancels), overflowing in float32
+        combine = replace(splitk.COMBINE, shift=shift)
+        assert splitk.split_check(c.graph, m, combine=combine).equivalent
+        verdict = splitk.stability_check(m.steps, combine)
+        assert not verdict.equivalent and "not float32-stable" in verdict.reason, verdict.reason
+    assert splitk.stability_check(m.steps, splitk.COMBINE).equivalent
+    assert "float32-stable" in m.split_proof
+
+
+def test_an_unstable_combine_never_becomes_a_candidate(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(splitk, "COMBINE", LAST_SHIFT)
+    res = run_search(WORKLOADS.gqa_decode(kv_len=32768), target("ascend-910b"), "ascend")
+    assert not any("SPLITS" in k.tiles for c in res.candidates for k in c.kernels)
+    assert any(why.startswith("split-K not float32-stable: ") for why in res.rejected), res.rejected
+
+
+def test_a_recurrence_shifted_by_the_block_max_is_proven_but_refused_as_unstable() -> None:
+    from ascend_compat.superopt import online
+    from ascend_compat.superopt.search import _prove
+
+    best = run_search(WORKLOADS.gqa_decode(kv_heads=2, head_dim=32, kv_len=KEYS), target("ascend-910b"),
+                      "ascend").candidates[0]
+    m = best.kernels[0].schedule.online
+    assert online.stability_check(m.steps).equivalent and "float32-stable" in m.proof
+    # m_new the block's own max: exact over Z_P, but alpha = exp(m_old - m_new) overflows when the maxima fall
+    block_max = tuple((var, ("rowmax", "x") if var == "m_new" else e) for var, e in m.steps)
+    assert online.field_check(best.graph, replace(m, steps=block_max)).equivalent
+    assert not online.stability_check(block_max).equivalent
+    m.steps = block_max
+    kept, note = _prove(best.graph, best.kernels)
+    assert kept == [] and note.startswith("online softmax not float32-stable: "), note
+
+
+def test_plans_cached_with_a_minus_inf_running_max_are_rebuilt_not_served(cache: str) -> None:
+    import json
+    from pathlib import Path
+
+    root = Path(cache)
+    root.mkdir(parents=True)
+    old = {f: {} for f in cachemod.REQUIRED}
+    (root / "k.json").write_text(json.dumps({**old, "schema": 2}), encoding="utf-8")  # schema of commit fb5209e
+    assert cachemod.load("k", root) is None
+    cachemod.store("k", old, root)
+    assert cachemod.load("k", root) is not None

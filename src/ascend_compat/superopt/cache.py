@@ -14,7 +14,9 @@ from typing import Any, Optional
 
 from ascend_compat import _atomic
 
-SCHEMA = 2  # 2: split-K plans (a kernel module launching two kernels, max_programs a pair)
+# 2: split-K plans (a kernel module launching two kernels, max_programs a pair); 3: online-softmax kernels start
+# their running max at the lowest float32 (those of 2 gave NaN on key blocks of -inf logits: rebuilt, not served)
+SCHEMA = 3
 REQUIRED = ("schema", "backend", "target", "plan_graph", "kernels", "search", "verification")
 
 

@@ -8,13 +8,14 @@ loop over key blocks. It applies to the plan graph ``div(matmul(e, V), sum(e))``
 
 The recurrence is data (``STEPS``): the Triton emitter writes it out and ``field_check`` runs the very same steps
 over the finite field with a homomorphic ``exp`` (``ffield``), proving that for any max function the recurrence
-computes the plan graph exactly. Float stability (why the shift is the running max) is what the numeric check tests.
+computes the plan graph exactly. That proof cannot see float range (any shift cancels), so ``stability_check`` runs
+the same steps in float32 on logits spread over thousands and on key blocks of -inf logits, against float64.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import Any, ClassVar, Optional, Union
 
 import numpy as np
 
@@ -23,8 +24,12 @@ from ascend_compat.superopt._data import elem_bytes
 from ascend_compat.superopt.graph import ELEMENTWISE_BINARY, ELEMENTWISE_UNARY, KernelGraph
 
 Expr = Union[str, tuple[Any, ...]]
+# The running max starts at the lowest finite float32, not -inf: on a first key block (or split-K key range) whose
+# logits are all -inf, -inf - -inf would make alpha and p NaN; from a finite start alpha = 1 and p = 0.
+LOWEST = -3.4028234663852886e38
 # (variable, initial value, shape): "row" is (BLOCK_M, 1), "tile" is (BLOCK_M, BLOCK_N)
-INIT: tuple[tuple[str, str, str], ...] = (("m_i", "neg_inf", "row"), ("l_i", "zero", "row"), ("acc", "zero", "tile"))
+INIT: tuple[tuple[str, str, str], ...] = (("m_i", "lowest", "row"), ("l_i", "zero", "row"), ("acc", "zero", "tile"))
+START = {"lowest": LOWEST, "zero": 0.0}  # the start values in float: emitted (INIT_TRITON) and run by ``_Float``
 # one key block: ``x`` (the block's logits, masked keys at -inf) and ``v`` (its rows of V) are given
 STEPS: tuple[tuple[str, Expr], ...] = (
     ("m_new", ("max2", "m_i", ("rowmax", "x"))),
@@ -137,7 +142,7 @@ class _Field:
         self.x, self.v, self.salt = x, v, salt
 
     def init(self, kind: str) -> tuple[np.ndarray, int]:
-        if kind == "neg_inf":  # any start value: with l = acc = 0 it must not matter
+        if kind == "lowest":  # any start value: with l = acc = 0 it must not matter
             return np.array(ffield.const_value(1.5 + self.salt, ffield.Q)), ffield.Q
         return np.array(0), ffield.P
 
@@ -163,8 +168,39 @@ class _Field:
             return x * ffield.powmod(y, np.full(np.shape(y), mod - 2), mod) % mod, mod
         return {"add": np.add, "sub": np.subtract, "mul": np.multiply}[name](x, y) % mod, mod
 
+    def block(self, x: np.ndarray, v: np.ndarray) -> tuple[Any, Any]:
+        return (x, ffield.Q), (v, ffield.P)
 
-def _eval(expr: Expr, env: dict[str, Any], f: _Field) -> Any:
+    @staticmethod
+    def value(r: Any) -> np.ndarray:
+        return np.asarray(r[0])
+
+
+class _Float:
+    """The same operations in float32, as the kernel computes them, for ``stability_check``."""
+
+    FN: ClassVar[dict[str, Any]] = {"max2": np.maximum, "dot": np.matmul, "add": np.add, "sub": np.subtract,
+                                    "mul": np.multiply, "div": np.divide}
+
+    def init(self, kind: str) -> np.ndarray:
+        return np.full((), START[kind], np.float32)
+
+    def block(self, x: np.ndarray, v: np.ndarray) -> tuple[Any, Any]:
+        return x.astype(np.float32), v.astype(np.float32)
+
+    @staticmethod
+    def value(r: Any) -> np.ndarray:
+        return np.asarray(r)
+
+    def op(self, name: str, a: np.ndarray, b: Optional[np.ndarray]) -> np.ndarray:
+        if name == "exp":
+            return np.exp(a)
+        if name in ("rowmax", "rowsum"):
+            return (np.max if name == "rowmax" else np.sum)(a, axis=-1, keepdims=True)
+        return np.asarray(self.FN[name](a, b), dtype=np.float32)
+
+
+def _eval(expr: Expr, env: dict[str, Any], f: Any) -> Any:
     if isinstance(expr, str):
         return env[expr]
     args = [_eval(a, env, f) for a in expr[1:]]
@@ -172,13 +208,13 @@ def _eval(expr: Expr, env: dict[str, Any], f: _Field) -> Any:
 
 
 def run_segment(steps: tuple[tuple[str, Expr], ...], x: np.ndarray, v: np.ndarray, block: int, salt: int = 0,
-                ) -> dict[str, Any]:
-    """The recurrence over key blocks of ``block`` on logits ``x`` (Z_Q) and values ``v`` (Z_P): its final state
-    (``m_i``, ``l_i``, ``acc``: what a split-K program writes as its partials)."""
-    f = _Field(x, v, salt)
+                f: Any = None) -> dict[str, Any]:
+    """The recurrence over key blocks of ``block`` on logits ``x`` (Z_Q) and values ``v`` (Z_P), or in float32 with
+    ``f=_Float()``: its final state (``m_i``, ``l_i``, ``acc``: what a split-K program writes as its partials)."""
+    f = f or _Field(x, v, salt)
     env: dict[str, Any] = {name: f.init(kind) for name, kind, _ in INIT}
     for c in range(0, x.shape[-1], block):
-        env["x"], env["v"] = (x[..., c:c + block], ffield.Q), (v[..., c:c + block, :], ffield.P)
+        env["x"], env["v"] = f.block(x[..., c:c + block], v[..., c:c + block, :])
         for name, expr in steps:
             env[name] = _eval(expr, env, f)
     return env
@@ -188,7 +224,7 @@ def run_field(steps: tuple[tuple[str, Expr], ...], x: np.ndarray, v: np.ndarray,
               ) -> np.ndarray:
     """The recurrence over key blocks of ``block`` on logits ``x`` (Z_Q) and values ``v`` (Z_P); returns FINAL."""
     env = run_segment(steps, x, v, block, salt)
-    return np.asarray(_eval(FINAL, env, _Field(x, v, salt))[0])
+    return _Field.value(_eval(FINAL, env, _Field(x, v, salt)))
 
 
 def field_inputs(graph: KernelGraph, m: OnlineMatch, tests: int) -> Optional[list[tuple[Any, Any, Any]]]:
@@ -228,11 +264,50 @@ def field_check(graph: KernelGraph, m: OnlineMatch, tests: int = 3) -> ffield.Ve
                           f"4 over {cases[0][0].shape[-1]} keys)", tests)
 
 
+def hostile_inputs() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Logits (3 rows of 14 keys) that overflow exp in float32 under any shift but the largest max, values, and
+    softmax @ V in float64: random logits spread over thousands, logits falling block by block, and a row whose
+    first 9 keys have -inf logits (whole key blocks and split-K ranges of them)."""
+    rng = np.random.default_rng(0)
+    x = np.stack([rng.standard_normal(14) * 1000, np.linspace(3000, -3000, 14), rng.standard_normal(14)])
+    x[2, :9] = -np.inf
+    v = rng.standard_normal((14, 3))
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return x, v, (e @ v) / e.sum(axis=-1, keepdims=True)
+
+
+def float_error(got: np.ndarray, want: np.ndarray) -> str:
+    """What is wrong with a float32 result against float64 (empty: within 1e-3)."""
+    if not np.isfinite(got).all():
+        return "NaN or inf"
+    err = float(np.max(np.abs(got - want)))
+    return "" if np.allclose(got, want, rtol=1e-3, atol=1e-3) else f"an error of {err:.3g}"
+
+
+HOSTILE = "logits spread over thousands and key blocks of all -inf logits"
+
+
+def stability_check(steps: tuple[tuple[str, Expr], ...]) -> ffield.Verdict:
+    """Does the recurrence, run in float32 as emitted, stay finite and match float64 on ``hostile_inputs``? (The
+    finite-field proof holds for any shift; only the running max keeps exp in float range.)"""
+    x, v, want = hostile_inputs()
+    f = _Float()
+    for block in (3, 4):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            got = f.value(_eval(FINAL, run_segment(steps, x, v, block, f=f), f))
+        why = float_error(got, want)
+        if why:
+            return ffield.Verdict(False, f"not float32-stable: the recurrence gives {why} against float64 on {HOSTILE} "
+                                  f"(key blocks of {block})", 1)
+    return ffield.Verdict(True, f"float32-stable on {HOSTILE} (within 1e-3 of float64; key blocks of 3 and 4)", 1)
+
+
 # ---------------------------------------------------------------------------------------------------- Triton
 TRITON = {"max2": "tl.maximum({0}, {1})", "rowmax": "tl.reduce({0}, 1, _max)[:, None]",
           "rowsum": "tl.reduce({0}, 1, _add)[:, None]", "exp": "tl.exp({0})", "sub": "({0} - {1})",
           "add": "({0} + {1})", "mul": "({0} * {1})", "div": "({0} / {1})", "dot": "tl.dot({0}.to({dt}), {1}{prec})"}
-INIT_TRITON = {"neg_inf": "float('-inf')", "zero": "0.0", "row": "(BLOCK_M, 1)", "tile": "(BLOCK_M, BLOCK_N)"}
+INIT_TRITON = {**{kind: f"float({str(x)!r})" for kind, x in START.items()}, "row": "(BLOCK_M, 1)",
+               "tile": "(BLOCK_M, BLOCK_N)"}
 
 
 def _triton(expr: Expr, dt: str, prec: str) -> str:

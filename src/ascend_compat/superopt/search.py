@@ -174,11 +174,20 @@ def _prove(graph: KernelGraph, choices: list[KernelChoice]) -> tuple[list[Kernel
     m.proof = verdict.reason
     if not verdict.equivalent:
         return [], f"online softmax not proven: {verdict.reason}"
+    stable = online.stability_check(m.steps)  # float range, which the proof cannot see
+    m.proof += f"; {stable.reason}"
+    if not stable.equivalent:
+        return [], f"online softmax {stable.reason}"
     if any("SPLITS" in k.tiles for k in choices):
+        one_kernel = [k for k in choices if "SPLITS" not in k.tiles]
         split = splitk.split_check(graph, m)
         m.split_proof = split.reason
         if not split.equivalent:
-            return [k for k in choices if "SPLITS" not in k.tiles], f"split-K not proven: {split.reason}"
+            return one_kernel, f"split-K not proven: {split.reason}"
+        stable = splitk.stability_check(m.steps)
+        m.split_proof += f"; {stable.reason}"
+        if not stable.equivalent:
+            return one_kernel, f"split-K {stable.reason}"
     return choices, ""
 
 

@@ -11,9 +11,10 @@ scratch buffer the launcher allocates; a small second kernel combines them per r
 The combine is data (``COMBINE``) like the recurrence: the Triton emitter writes it out, and ``split_check`` runs the
 very same steps over the finite field (homomorphic exp, uninterpreted max) after running the recurrence on uneven
 key ranges (2 and 3 of them), which must give the plan graph's output exactly. The proof holds whatever ``M`` is
-(the shift cancels); that ``M`` is the largest ``m_s`` keeps the exponentials in float range, which the numeric check
-exercises. ``S`` is picked per target with the tiles (``split_options``), and the cost model ranks split-K against
-the column-tiled kernel.
+(the shift cancels); that ``M`` is the largest ``m_s`` keeps the exponentials in float range, which the random
+inputs of the numeric check never test: ``stability_check`` runs the same steps in float32 on logits spread over
+thousands and on key ranges of -inf logits. ``S`` is picked per target with the tiles (``split_options``), and the
+cost model ranks split-K against the column-tiled kernel.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class Combine:
     ``shift`` runs over the splits first (the common max), then ``steps`` over them again, then ``final``."""
 
     partials: tuple[tuple[str, Expr], ...] = (("m_s", "m_i"), ("l_s", "l_i"), ("acc_s", "acc"))
-    init: tuple[tuple[str, str, str], ...] = (("m_c", "neg_inf", "row"), ("num", "zero", "tile"),
+    init: tuple[tuple[str, str, str], ...] = (("m_c", "lowest", "row"), ("num", "zero", "tile"),
                                               ("den", "zero", "row"))
     shift: tuple[tuple[str, Expr], ...] = (("m_c", ("max2", "m_c", "m_s")),)
     steps: tuple[tuple[str, Expr], ...] = (
@@ -60,12 +61,14 @@ def segments(keys: int, block: int, splits: int) -> list[tuple[int, int]]:
 
 # ---------------------------------------------------------------------------------------------------- proof
 def run_split(steps: tuple[tuple[str, Expr], ...], combine: Combine, x: np.ndarray, v: np.ndarray, block: int,
-              segs: list[tuple[int, int]], salt: int = 0) -> np.ndarray:
-    """Over Z_P: the recurrence on each key range (its own start value), its partials, then the combine."""
-    f = online._Field(x, v, salt)
+              segs: list[tuple[int, int]], salt: int = 0, numeric: bool = False) -> np.ndarray:
+    """Over Z_P (or in float32 with ``numeric``): the recurrence on each key range (over Z_P its own start value),
+    its partials, then the combine."""
+    f: Any = online._Float() if numeric else online._Field(x, v, salt)
     parts = []
     for k, (lo, hi) in enumerate(segs):
-        final = online.run_segment(steps, x[..., lo:hi], v[..., lo:hi, :], block, salt=salt + 7 * (k + 1))
+        final = online.run_segment(steps, x[..., lo:hi], v[..., lo:hi, :], block, salt=salt + 7 * (k + 1),
+                                   f=f if numeric else None)
         parts.append({name: online._eval(expr, final, f) for name, expr in combine.partials})
     env: dict[str, Any] = {name: f.init(kind) for name, kind, _ in combine.init}
     for stage in (combine.shift, combine.steps):
@@ -73,7 +76,7 @@ def run_split(steps: tuple[tuple[str, Expr], ...], combine: Combine, x: np.ndarr
             env.update(part)
             for name, expr in stage:
                 env[name] = online._eval(expr, env, f)
-    return np.asarray(online._eval(combine.final, env, f)[0])
+    return np.asarray(f.value(online._eval(combine.final, env, f)))
 
 
 def split_check(graph: KernelGraph, m: OnlineMatch, tests: int = 3, combine: Optional[Combine] = None,
@@ -99,6 +102,24 @@ def split_check(graph: KernelGraph, m: OnlineMatch, tests: int = 3, combine: Opt
     return ffield.Verdict(True, f"split-K (recurrence per key range, then the combine) equal to the plan graph on "
                           f"{tests} random tests over Z_{ffield.P} with key ranges {ranges} of {keys} keys (exp "
                           f"homomorphic, max uninterpreted)", tests)
+
+
+def stability_check(steps: tuple[tuple[str, Expr], ...], combine: Optional[Combine] = None) -> ffield.Verdict:
+    """Do the per-range recurrences plus ``combine``, run in float32 as emitted, stay finite and match float64 on
+    ``online.hostile_inputs`` (ranges of all -inf logits among them)? The proof holds whatever the common shift;
+    only the largest ``m_s`` keeps exp in float range, and random inputs of the numeric check never show it."""
+    combine = combine or COMBINE
+    x, v, want = online.hostile_inputs()
+    for n, block in FIELD_CASES:
+        segs = segments(x.shape[-1], block, n)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            got = run_split(steps, combine, x, v, block, segs, numeric=True)
+        why = online.float_error(got, want)
+        if why:
+            return ffield.Verdict(False, f"not float32-stable: the combine gives {why} against float64 on "
+                                  f"{online.HOSTILE} (key ranges {segs})", 1)
+    return ffield.Verdict(True, f"float32-stable on {online.HOSTILE} (within 1e-3 of float64; the key ranges of the "
+                          "proof)", 1)
 
 
 # ---------------------------------------------------------------------------------------------------- planning
