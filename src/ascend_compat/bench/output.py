@@ -216,7 +216,17 @@ def _directory_exists(path: str) -> None:
     """Unlike other writers, a report refuses a missing directory: a typo in ``--csv`` must not create folders."""
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
-        raise BenchError(f"cannot write {path}: {directory} is not a directory")
+        raise BenchError(f"cannot write {path}: its directory does not exist ({directory})")
+
+
+def check_target(path: str) -> None:
+    """BenchError now for what would fail the write of ``path`` after the run (a missing directory, a directory
+    or FIFO in its place, a read-only file or folder): a long benchmark must not be lost to a bad ``--csv``."""
+    _directory_exists(path)
+    try:
+        _atomic.check_target(path)
+    except OSError as exc:
+        raise BenchError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def write_text(path: str, text: str) -> None:

@@ -104,8 +104,8 @@ def main(args: argparse.Namespace) -> int:
     try:
         # Fail before a long run, not after it.
         for path in (args.csv, args.plot):
-            if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-                raise BenchError(f"cannot write {path}: its directory does not exist")
+            if path:
+                output.check_target(path)
         if args.plot:
             output.require_matplotlib()
         if args.bench_command == "overhead":

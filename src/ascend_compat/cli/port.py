@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, Optional, Union
 
 if TYPE_CHECKING:
     from ascend_compat.cli._common import Subparsers
@@ -40,6 +40,19 @@ def _target(path: str, roots: list[str], out_dir: str) -> str:
     return os.path.join(out_dir, os.path.basename(path))
 
 
+def _changed_since_read(path: str, original: str) -> Optional[str]:
+    """Why ``path`` must not be rewritten: removed or edited since port read it (writing would bring it back, or
+    lose the edit); None when it is as read (a file that cannot be read is left to the write to report)."""
+    try:
+        with open(path, "rb") as fh:
+            now = fh.read()
+    except FileNotFoundError:
+        return "it was removed while port ran: not brought back"
+    except OSError:
+        return None
+    return None if now == original.encode("utf-8") else "it changed while port ran: run port again"
+
+
 def _change(c: Change) -> dict[str, Union[str, int]]:
     """One change as JSON: ``rule`` as the README documents it (``code`` and ``path`` kept for older readers)."""
     return {"file": c.path, "line": c.line, "before": c.before, "after": c.after, "rule": c.code,
@@ -65,17 +78,31 @@ def main(args: argparse.Namespace) -> int:
     except SettingError as exc:  # a bad ASCEND_COMPAT_SCAN_FILE_* budget, read before any file
         print(f"ascend-compat port: {exc}", file=sys.stderr)
         return 2
-    written = []
+    if args.output:  # copies over their own originals (--output naming the input) are no copies: refuse
+        clash = [r.path for r in results if isinstance(r, PortSuccess)
+                 and os.path.realpath(_target(r.path, args.paths, args.output)) == os.path.realpath(r.path)]
+        if clash:
+            more = f" and {len(clash) - 1} more" if len(clash) > 1 else ""
+            print(f"ascend-compat port: --output {args.output} would overwrite the original {clash[0]}{more}: "
+                  "give a directory outside the ported files (or --write to rewrite them)", file=sys.stderr)
+            return 2
+    written: list[str] = []
+    unwritten: set[str] = set()
     for r in results:
-        if isinstance(r, PortSuccess):
-            if args.write:
-                write_atomic(r.path, r.text)
-                written.append(r.path)
-            elif args.output:
-                dest = _target(r.path, args.paths, args.output)
-                write_atomic(dest, r.text, like=r.path)
-                written.append(dest)
-    changed = [r for r in results if isinstance(r, PortSuccess)]
+        if isinstance(r, PortSuccess) and (args.write or args.output):
+            dest = r.path if args.write else _target(r.path, args.paths, args.output)
+            why = _changed_since_read(r.path, r.original) if args.write else None
+            try:  # a read-only file, a full disk: said, and the other files still written (each one atomically)
+                if why is None:
+                    write_atomic(dest, r.text, like=None if args.write else r.path)
+            except OSError as exc:
+                why = exc.strerror or str(exc)
+            if why is not None:
+                print(f"ascend-compat port: cannot write {dest}: {why}", file=sys.stderr)
+                unwritten.add(r.path)
+                continue
+            written.append(dest)
+    changed = [r for r in results if isinstance(r, PortSuccess) and r.path not in unwritten]
     failed = [r for r in results if isinstance(r, PortFailure)]
     if args.json:
         data = {
@@ -101,5 +128,6 @@ def main(args: argparse.Namespace) -> int:
         review = sum(len(r.unfixed) for r in results if isinstance(r, (PortSuccess, PortSkip)))
         action = "rewrote" if args.write else (f"wrote copies to {args.output} of" if args.output else "would change")
         print(f"{action} {len(changed)} file(s), {sum(len(r.changes) for r in changed)} change(s); "
-              f"{len(failed)} failed; {review} finding(s) need a person (see `ascend-compat check`)", file=sys.stderr)
-    return EXIT_FAILED if failed else 0
+              f"{len(failed)} failed; " + (f"{len(unwritten)} not written (above); " if unwritten else "") +
+              f"{review} finding(s) need a person (see `ascend-compat check`)", file=sys.stderr)
+    return EXIT_FAILED if failed or unwritten else 0

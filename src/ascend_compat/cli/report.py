@@ -61,6 +61,7 @@ def _parser_missing(result: Any) -> bool:
 
 
 def main(args: argparse.Namespace) -> int:
+    from ascend_compat import _atomic
     from ascend_compat.cli.check import run_check
     from ascend_compat.migrate.adaptation import FOLDER, AdaptationError, write_adaptation, write_text
     from ascend_compat.migrate.port import planned_changes
@@ -75,6 +76,13 @@ def main(args: argparse.Namespace) -> int:
         if not os.path.exists(p):
             print(f"ascend-compat report: no such file or directory: {p}", file=sys.stderr)
             return 2
+    today = datetime.date.today()
+    target = _target(args, today)
+    try:  # a FIFO, a directory, a read-only file: refused before the scan, the adaptation and --verify
+        _atomic.check_target(target)
+    except OSError as exc:
+        print(f"ascend-compat report: cannot write {target}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     try:
         result = run_check(args)
     except ValueError as exc:
@@ -91,8 +99,6 @@ def main(args: argparse.Namespace) -> int:
     analysis = analyze(result)
     root = analysis.project.root
     changes = planned_changes(result)
-    today = datetime.date.today()
-    target = _target(args, today)
     adaptation = None
     if not args.no_adapt:
         folder = args.adapt_dir or os.path.join(os.path.dirname(os.path.abspath(target)), FOLDER)
@@ -100,6 +106,9 @@ def main(args: argparse.Namespace) -> int:
             adaptation = write_adaptation(result, analysis, root, folder).to_dict()
         except AdaptationError as exc:
             print(f"ascend-compat report: {exc}", file=sys.stderr)
+            return 2
+        except OSError as exc:  # a full disk, a folder you may not write in
+            print(f"ascend-compat report: cannot write {folder}: {exc.strerror or exc}", file=sys.stderr)
             return 2
     verification = None
     if args.verify:
@@ -112,7 +121,11 @@ def main(args: argparse.Namespace) -> int:
     data = report_data(doc, result)
     text = {"html": doc.to_html, "markdown": doc.to_markdown}.get(args.format, lambda: json.dumps(
         data, indent=2, ensure_ascii=False) + "\n")()
-    write_text(target, text)
+    try:
+        write_text(target, text)
+    except OSError as exc:  # changed since the check above, or a full disk
+        print(f"ascend-compat report: cannot write {target}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     if args.json:
         data["report"] = target
         data["summary"] = result.to_dict()["summary"]

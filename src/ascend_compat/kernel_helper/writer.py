@@ -2,11 +2,13 @@
 
 A new project is written to a temporary directory next to the target and renamed into place. An existing target is
 replaced only with ``force``, and only when it is empty or a previous scaffold output (it holds the marker file
-:data:`MARKER`, which lists the files the scaffold wrote): each generated file is then swapped in with an atomic
-rename, old generated files that are no longer produced are removed, and every other file stays. Should any step
-fail, the old files are put back. This is not :mod:`ascend_compat._atomic`'s one-file shape because the change is
-a set of files: they are staged together, swapped in one rename each and rolled back together from a backup.
-Files and folders get the modes the user's umask gives.
+:data:`MARKER`, which lists the files the scaffold wrote, with a sha256 each): each generated file is then swapped
+in with an atomic rename, old generated files that are no longer produced are removed, and every other file stays.
+A generated file edited since (a kernel body filled in) is the user's: ``force`` refuses to replace it, changing
+nothing, until it is moved away. Should any step fail, the old files are put back. This is not
+:mod:`ascend_compat._atomic`'s one-file shape because the change is a set of files: they are staged together,
+swapped in one rename each and rolled back together from a backup. Files and folders get the modes the user's
+umask gives; an error names the target, never a temporary folder.
 """
 
 from __future__ import annotations
@@ -67,9 +69,18 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _private_folder(parent: Path, prefix: str, target: Path) -> Path:
+    """A new private folder in ``parent``; an error names ``target``, the folder the user asked for."""
+    try:
+        return Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    except OSError as exc:
+        raise OSError(exc.errno, f"{exc.strerror} (writing it needs a temporary folder in {parent})",
+                      str(target)) from exc
+
+
 def _stage(files: dict[str, str], parent: Path, name: str) -> Path:
     """The project written into a new private folder beside the target (removed again if writing fails)."""
-    staging = Path(tempfile.mkdtemp(prefix=f".{name}.tmp-", dir=parent))
+    staging = _private_folder(parent, f".{name}.tmp-", parent / name)
     marker = {"generator": "ascend-compat scaffold",
               "files": {rel: _digest(text.encode("utf-8")) for rel, text in sorted(files.items())}}
     try:
@@ -100,20 +111,34 @@ def _plan(target: Path, new: list[str], old: dict[str, str]) -> list[str]:
                 obsolete.append(rel)
         except OSError:
             continue
+    edited = []
     for rel in [*obsolete, *new, MARKER]:
         path = target.joinpath(*PurePosixPath(rel).parts)
         if not os.path.realpath(path).startswith(root + os.sep):
             raise FileExistsError(f"{path} leads outside {target} (a symlinked directory): left as it is")
         if rel not in old and rel != MARKER and (path.exists() or path.is_symlink()):
             raise FileExistsError(f"{path} is not a file the scaffold created: left as it is; move it away first")
+        if rel in old and rel in new and _edited(path, old[rel]):
+            edited.append(rel)
+    if edited:
+        raise FileExistsError(f"{', '.join(edited)} in {target}: edited since the scaffold wrote it, so --force "
+                              "leaves everything as it is; move the edited files away to regenerate them")
     return [*obsolete, *new, MARKER]
+
+
+def _edited(path: Path, digest: str) -> bool:
+    """Whether the generated file at ``path`` is no longer what the scaffold wrote (a symlink is the user's)."""
+    try:
+        return path.is_symlink() or (path.is_file() and _digest(path.read_bytes()) != digest)
+    except OSError:
+        return True
 
 
 def _swap_in(staging: Path, target: Path, new: list[str], old: dict[str, str]) -> None:
     """Move the staged files into ``target`` one atomic rename each; the replaced and the obsolete generated files
     go to a backup that is restored on failure and deleted on success (it holds only scaffold-made files)."""
     plan = _plan(target, new, old)
-    backup = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+    backup = _private_folder(target.parent, f".{target.name}.old-", target)
     moved: list[tuple[Path, Path]] = []  # (from, to), undone in reverse on failure
     created: list[Path] = []
     try:

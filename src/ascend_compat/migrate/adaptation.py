@@ -6,16 +6,25 @@ rewrite of every file it changes), ``verify_npu.py`` (the checks of ``report --v
 where there is none), ``requirements-npu.txt`` and ``kernels/<name>/`` (an Ascend C operator project from
 ``kernel_helper`` for each kernel that needs one). The folder is built aside and renamed into place; a folder
 of that name that ascend-compat did not write is refused. Files get the user's umask, not 0600.
+
+Written again, the folder is regenerated, but what is the user's is carried into the new one as it is: files
+added to it (notes, a build of a kernel), generated files edited since (a kernel body ported in
+``kernels/<name>/``; the edit wins over the new generation, and stays the user's on later runs) and empty
+folders. The marker lists what was generated, with a sha256 each, to tell them apart; in a folder from before
+that list, every file the new run does not generate is carried.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Optional
 
 from ascend_compat import __version__, _atomic
 from ascend_compat.migrate import deps
@@ -37,9 +46,10 @@ class Adaptation:
     folder: str
     files: list[dict] = field(default_factory=list)  # {"path", "function", "status"}
     ported: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)  # the user's files carried from the previous folder
 
     def to_dict(self) -> dict:
-        return {"folder": self.folder, "files": self.files, "ported": self.ported}
+        return {"folder": self.folder, "files": self.files, "ported": self.ported, "kept": self.kept}
 
 
 def write_text(path: str, text: str) -> None:
@@ -205,6 +215,7 @@ def write_adaptation(result: ScanResult, analysis: Analysis, root: str, folder: 
     if os.path.exists(folder) and not os.path.isfile(os.path.join(folder, MARKER)):
         raise AdaptationError(f"{folder} exists and was not written by ascend-compat: not touching it "
                               "(choose another --adapt-dir)")
+    previous = _generated_before(folder) if os.path.exists(folder) else None
     parent = os.path.dirname(folder)
     os.makedirs(parent, exist_ok=True)
     staging = tempfile.mkdtemp(prefix=f".{os.path.basename(folder)}.tmp-", dir=parent)
@@ -215,7 +226,6 @@ def write_adaptation(result: ScanResult, analysis: Analysis, root: str, folder: 
 
     try:
         name = os.path.basename(root)
-        _stage(os.path.join(staging, MARKER), f"written by ascend-compat {__version__}\n")
         _stage(os.path.join(staging, "npu_compat.py"), _compat_module(analysis, name))
         out.files.append({"path": "npu_compat.py", "function": "device detection (npu/cuda/cpu) and loading of "
                           "the repository's compiled extensions", "status": "✅ generated"})
@@ -230,12 +240,109 @@ def write_adaptation(result: ScanResult, analysis: Analysis, root: str, folder: 
         out.files.append({"path": "requirements-npu.txt", "function": "the dependencies for the NPU environment",
                           "status": "✅ generated"})
         _scaffolds(analysis, staging, out)
+        generated = _digests(staging)
+        if os.path.exists(folder):
+            out.kept = _carry(folder, staging, previous, generated)
+        _stage(os.path.join(staging, MARKER), json.dumps({"generator": f"ascend-compat {__version__}",
+                                                          "files": generated}, indent=1, sort_keys=True) + "\n")
         os.chmod(staging, _atomic.new_file_mode(executable=True))  # mkdtemp made it 0700
         _swap_folder(staging, folder)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return out
+
+
+def _sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _digest_or_none(path: str) -> Optional[str]:
+    try:
+        return _sha256(path)
+    except OSError:  # unreadable now (its mode changed): the user's doing, so the user's file
+        return None
+
+
+def _walk(top: str) -> list[tuple[str, str]]:
+    """(relative posix path, path) of every entry under ``top`` that is not a directory, and of every empty
+    directory; symlinks are entries, never followed."""
+    entries = []
+    for dirpath, dirnames, filenames in os.walk(top):
+        links = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
+        names = filenames + links
+        if not dirnames and not filenames and dirpath != top:
+            names = [""]
+        for n in names:
+            path = os.path.join(dirpath, n) if n else dirpath
+            entries.append((os.path.relpath(path, top).replace(os.sep, "/"), path))
+    return sorted(entries)
+
+
+def _digests(staging: str) -> dict[str, str]:
+    """What this run generated: every regular file of the staged folder (relative path -> sha256)."""
+    return {rel: _sha256(path) for rel, path in _walk(staging) if os.path.isfile(path)}
+
+
+def _generated_before(folder: str) -> Optional[dict[str, str]]:
+    """The files the previous run generated (relative path -> sha256); None for a marker without that list (a
+    folder from before it) or one that does not parse."""
+    try:
+        with open(os.path.join(folder, MARKER), encoding="utf-8") as fh:
+            files = json.load(fh).get("files")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return None
+    if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+        return None
+    return files
+
+
+def _carry(folder: str, staging: str, previous: Optional[dict[str, str]], generated: dict[str, str]) -> list[str]:
+    """Carry the user's entries of the old ``folder`` into ``staging`` (hard links, else copies: the old folder
+    is only read); returns their relative paths. See the module docstring for what is the user's."""
+    kept = []
+    for rel, path in _walk(folder):
+        dest = os.path.join(staging, *rel.split("/"))
+        if rel == MARKER or (os.path.isdir(path) and os.path.isdir(dest) and not os.path.islink(path)):
+            continue  # an empty folder where the new one has a folder: nothing to carry
+        if os.path.isfile(path) and not os.path.islink(path):
+            if previous is None and rel in generated:
+                continue  # no list to tell an edit from an older generation: the new one is written
+            if previous is not None and rel in previous and previous[rel] == _digest_or_none(path):
+                continue  # generated and untouched: regenerated (or gone when no longer generated)
+        _carry_one(path, dest, rel)
+        kept.append(rel)
+    return kept
+
+
+def _carry_one(path: str, dest: str, rel: str) -> None:
+    in_the_way = AdaptationError(f"{rel} in the adaptation folder is yours, and the new folder needs its place: "
+                                 "move it away and run report again (nothing was changed)")
+    if os.path.isdir(dest) and not os.path.islink(dest):
+        raise in_the_way
+    try:
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise in_the_way from None
+    if os.path.lexists(dest):
+        os.unlink(dest)  # this run's generated file: the user's edit wins
+    if os.path.islink(path):
+        os.symlink(os.readlink(path), dest)
+    elif os.path.isdir(path):
+        os.mkdir(dest)
+        shutil.copymode(path, dest)
+    elif os.path.isfile(path):
+        try:
+            os.link(path, dest)
+        except OSError:  # another file system, or links not allowed: a copy, with mode and times
+            shutil.copy2(path, dest)
+    else:
+        raise AdaptationError(f"{rel} in the adaptation folder is not a regular file (a FIFO, socket or device): "
+                              "move it away and run report again (nothing was changed)")
 
 
 def _swap_folder(staging: str, folder: str) -> None:
