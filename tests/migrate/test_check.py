@@ -148,3 +148,24 @@ def test_mixed_tree_reports_every_language_in_one_result(tmp_path: Path) -> None
     assert langs["python"] == ["AC101"]
     assert {"AC601", "AC609", "AC610"} <= set(langs["cxx"])
     assert langs["deps"] == ["AC703"]  # flash-attn: covered by the drop-in
+
+
+@pytest.mark.parametrize("how", ["check-file", "check-dir-link", "report"])
+def test_an_output_naming_a_scanned_source_is_refused(tmp_path: Path, how: str) -> None:
+    # `-o train.py` used to replace the source with the report (exit 0): the user's code was gone.
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "train.py").write_text(CUDA_CODE)
+    (tmp_path / "alias.py").symlink_to(repo / "train.py")
+    if how == "check-file":
+        r = cli("check", str(repo / "train.py"), "-o", str(repo / "train.py"))
+    elif how == "check-dir-link":
+        r = cli("check", str(repo), "-o", str(tmp_path / "alias.py"))
+    else:
+        r = cli("report", str(repo), "-o", str(repo / "train.py"), "--no-adapt", "--allow-incomplete")
+    assert r.returncode == 2 and "a file this" in r.stderr and "scanned: not replacing it" in r.stderr, r.stderr
+    assert (repo / "train.py").read_text() == CUDA_CODE and os.listdir(repo) == ["train.py"]
+    again = cli("check", str(repo), "-o", str(repo / "findings.json"), "--json")  # a new file in the tree is fine
+    assert again.returncode in (0, 1) and (repo / "findings.json").is_file(), again.stderr
+    rerun = cli("check", str(repo), "-o", str(repo / "findings.json"), "--json")  # and so is writing it again
+    assert rerun.returncode in (0, 1) and "not replacing" not in rerun.stderr, rerun.stderr

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Callable, Optional, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Optional, TextIO
 
 if TYPE_CHECKING:
     import argparse
@@ -41,3 +41,21 @@ def progress_bar(
         stream.flush()
 
     return update
+
+
+def scanned_file_at(output: str, files: Any) -> Optional[str]:
+    """The scanned (or unparsable) source file that ``output`` names, whatever the spelling or link, or None: a
+    report written there would replace the source it describes."""
+    if not os.path.isfile(output):
+        return None
+    name = os.path.basename(os.path.realpath(output))
+    for f in files:
+        path = getattr(f, "path", None)
+        source = getattr(f, "status", "") in ("scanned", "failed")
+        if path and source and os.path.basename(os.path.realpath(path)) == name:
+            try:
+                if os.path.samefile(path, output):
+                    return str(path)
+            except OSError:
+                continue
+    return None

@@ -123,7 +123,14 @@ def main(args: argparse.Namespace) -> int:
     else:
         text = render(result, fmt, fmt == "text" and not args.output and use_color(sys.stdout))
     if args.output:
+        from ascend_compat.cli._common import scanned_file_at
         from ascend_compat.migrate.atomic import write_atomic
+
+        clash = scanned_file_at(args.output, result.files)
+        if clash:
+            print(f"ascend-compat check: -o {args.output} is {clash}, a file this check scanned: not replacing it "
+                  "with the report", file=sys.stderr)
+            return 2
 
         try:
             write_atomic(args.output, text if text.endswith("\n") else text + "\n")

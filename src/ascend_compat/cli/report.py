@@ -88,6 +88,13 @@ def main(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"ascend-compat report: {exc}", file=sys.stderr)
         return 2
+    from ascend_compat.cli._common import scanned_file_at
+
+    clash = scanned_file_at(target, result.files)
+    if clash:
+        print(f"ascend-compat report: {target} is {clash}, a file this report scanned: not replacing it with the "
+              "report", file=sys.stderr)
+        return 2
     if _parser_missing(result):
         from ascend_compat.migrate.render import cxx_warning
 
