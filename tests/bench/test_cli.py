@@ -120,3 +120,21 @@ def test_plot_without_matplotlib_stops_before_running(tmp_path, forked):
     assert proc.returncode == 2
     assert "ascend-compat[plot]" in proc.stderr and "Traceback" not in proc.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_csv_that_cannot_be_written_after_the_run_keeps_the_report(tmp_path, monkeypatch, capsys):
+    # A full disk after a long run used to lose every figure: the report was printed only after the files.
+    import errno
+
+    from ascend_compat.bench import output
+    from ascend_compat.cli.main import main
+
+    def full_disk(report, path):
+        raise OSError(errno.ENOSPC, "No space left on device", path)
+
+    monkeypatch.setattr(output, "write_csv", full_disk)
+    code = main(["bench", "ops", "--device", "cpu", "--sizes", "8", "--ops", "add", "--min-time", "0",
+                 "--min-iters", "2", "--max-iters", "2", "--json", "--csv", str(tmp_path / "ops.csv")])
+    out, err = capsys.readouterr()
+    assert code == 2 and "No space left on device" in err and "the report is above" in err, err
+    assert [(r["op"], r["size"]) for r in json.loads(out)["rows"]] == [("add", 8)]

@@ -146,15 +146,23 @@ def main(args: argparse.Namespace) -> int:
                 backend=args.backend,
                 progress=progress,
             )
-        if args.csv:
-            output.write_csv(report, args.csv)
-        if args.plot:
-            output.plot(report, args.plot)
     except (BenchError, SimulationError) as exc:
         print(f"ascend-compat bench: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except OSError as exc:
         print(f"ascend-compat bench: error: cannot write output: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    print(output.to_json(report) if args.json else output.render(report, color=use_color(sys.stdout)))
+    # The report first: a file that cannot be written after a long run (a full disk) must not lose the figures.
+    print(output.to_json(report) if args.json else output.render(report, color=use_color(sys.stdout)), flush=True)
+    try:
+        if args.csv:
+            output.write_csv(report, args.csv)
+        if args.plot:
+            output.plot(report, args.plot)
+    except BenchError as exc:
+        print(f"ascend-compat bench: error: {exc} (the report is above)", file=sys.stderr)
+        return EXIT_ERROR
+    except OSError as exc:
+        print(f"ascend-compat bench: error: cannot write output: {exc} (the report is above)", file=sys.stderr)
+        return EXIT_ERROR
     return EXIT_CASES_FAILED if report.get("failed") else 0
