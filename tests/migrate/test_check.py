@@ -169,3 +169,17 @@ def test_an_output_naming_a_scanned_source_is_refused(tmp_path: Path, how: str) 
     assert again.returncode in (0, 1) and (repo / "findings.json").is_file(), again.stderr
     rerun = cli("check", str(repo), "-o", str(repo / "findings.json"), "--json")  # and so is writing it again
     assert rerun.returncode in (0, 1) and "not replacing" not in rerun.stderr, rerun.stderr
+
+
+def test_a_report_rerun_says_which_of_your_files_it_kept(tmp_path: Path) -> None:
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "train.py").write_text(CUDA_CODE)
+    out = tmp_path / "review.md"
+    first = cli("report", str(tmp_path / "proj"), "-o", str(out), "--allow-incomplete")
+    assert first.returncode in (0, 3) and "kept your files" not in first.stdout, first.stderr
+    (tmp_path / "ascend_adaptation" / "NOTES.md").write_text("my porting notes\n")
+    again = cli("report", str(tmp_path / "proj"), "-o", str(out), "--allow-incomplete")
+    assert again.returncode in (0, 3), again.stderr
+    assert "kept your files in" in again.stdout and "NOTES.md" in again.stdout
+    assert "Kept from the previous folder" in out.read_text() and "`NOTES.md`" in out.read_text()
+    assert (tmp_path / "ascend_adaptation" / "NOTES.md").read_text() == "my porting notes\n"

@@ -140,5 +140,7 @@ def main(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         print(f"wrote {target}" + (f" and {adaptation['folder']}" if adaptation else ""))
+        if adaptation and adaptation.get("kept"):
+            print(f"kept your files in {adaptation['folder']}: {', '.join(adaptation['kept'])}")
     # The report is the product here: findings do not fail the command, an incomplete scan does.
     return EXIT_INCOMPLETE if result.failed or _parser_missing(result) else 0

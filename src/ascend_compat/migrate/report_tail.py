@@ -24,6 +24,9 @@ def adaptation_list(doc: Doc, ctx: Ctx, title: str) -> None:
         doc.p(f"Written to {md_code(ad['folder'])} (never over the repository's own files).")
         doc.table(["File", "Function", "Status"],
                   [[md_code(f["path"]), f["function"], f["status"]] for f in ad["files"]])
+        if ad.get("kept"):  # a re-run: files the user added or edited there were carried over, not regenerated
+            doc.p("Kept from the previous folder (added or edited by you, carried over unchanged): "
+                  + ", ".join(md_code(k) for k in ad["kept"]) + ".")
     doc.h(3, "4.2 Modified files")
     changes = ctx.changes or []
     if not changes:
