@@ -320,3 +320,58 @@ def test_concurrent_reads_keep_each_threads_views(dev: str, monkeypatch: pytest.
     assert cp.shares_memory(w, a) and w.strides == (8, -48)
     w[0, 0] = -1.0
     assert float(a[3, 0]) == -1.0
+
+
+# Divergences from NumPy found by a differential fuzzer (random view chains, reads and writes run on NumPy and here);
+# each test is the minimal program, on the CPU and the simulated NPU.
+def test_assignment_from_overlapping_memory_reads_it_first(dev: str) -> None:  # noqa: F811
+    # NumPy reads the source as it was before the write when both are views of the same memory
+    for write in (lambda x: x.__setitem__(slice(1, None), x[:-1]), lambda x: x.__setitem__(Ellipsis, x.T),
+                  lambda x: _np_or_cp(x, "copyto")(x, x.T), lambda x: x.T.__setitem__(Ellipsis, x),
+                  lambda x: _np_or_cp(x, "copyto")(x[1:], x[:-1], where=x[:-1] > 1)):
+        h = numpy.arange(9.0).reshape(3, 3)
+        a = cp.asarray(h)
+        write(h)
+        write(a)
+        numpy.testing.assert_array_equal(a.get(), h)
+
+
+def test_place_into_a_non_contiguous_view(dev: str) -> None:  # noqa: F811
+    h = numpy.arange(6.0).reshape(2, 3)
+    a = cp.asarray(h)
+    mask = numpy.array([[True, False], [False, False], [True, True]])
+    numpy.place(h.T, mask, [0.5, -2.5])
+    cp.place(a.T, cp.asarray(mask), cp.asarray([0.5, -2.5]))
+    numpy.testing.assert_array_equal(a.get(), h)
+    with pytest.raises(ValueError, match="same size"):
+        cp.place(a.T, cp.asarray(mask[:2]), cp.asarray([1.0]))
+
+
+def test_dtype_view_of_an_empty_array(dev: str) -> None:  # noqa: F811
+    for shape, key in (((2, 3), (slice(None), slice(3, None))), ((1, 2, 4, 0), Ellipsis), ((3, 4), slice(3, 0, 1))):
+        h = numpy.zeros(shape, numpy.int16)[key]
+        a = cp.zeros(shape, cp.int16)[key]
+        for dt in (numpy.float32, numpy.int8, numpy.int64):
+            try:
+                want = h.view(dt)
+            except ValueError:
+                with pytest.raises(ValueError):
+                    a.view(dt)
+                continue
+            got = a.view(dt)
+            assert got.shape == want.shape and got.dtype == want.dtype and got.size == 0
+
+
+def test_fortran_order_reshape_of_and_to_zero_dimensions(dev: str) -> None:  # noqa: F811
+    for shape, target in (((), (1, 1, 1)), ((1,), ()), ((), ())):
+        h = numpy.full(shape, 2.5)
+        got = cp.asarray(h).reshape(target, order="F")
+        assert got.shape == h.reshape(target, order="F").shape and float(got.sum()) == 2.5
+
+
+def test_asnumpy_honours_order(dev: str) -> None:  # noqa: F811
+    a = cp.arange(6.0).reshape(2, 3)
+    for v in (a, a[::-1], cp.rot90(a)):
+        for order, flag in (("F", "f_contiguous"), ("C", "c_contiguous")):
+            host = cp.asnumpy(v, order=order)
+            assert getattr(host.flags, flag) and host.tolist() == v.tolist()

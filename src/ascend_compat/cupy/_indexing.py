@@ -52,6 +52,8 @@ def _value_tensor(a: ndarray, value: Any) -> Any:
 
 def setitem(a: ndarray, key: Any, value: Any) -> None:
     v = _value_tensor(a, value)
+    if isinstance(v, torch.Tensor) and v.untyped_storage().data_ptr() == a._t.untyped_storage().data_ptr():
+        v = v.clone()  # the same memory (``a[1:] = a[:-1]``): read it all before writing, as NumPy does
     t, k, basic = _prepare(a._t, key)
     if basic is None:  # negative steps: write into the view they select
         _core_flip.getitem(a, k)[...] = value
@@ -250,6 +252,8 @@ def place(arr: ndarray, mask: Any, vals: Any) -> None:
         _core_flip.rmw(arr, place, mask, vals)
         return
     m = asarray(mask)._t.reshape(-1) != 0
+    if m.numel() != arr.size:
+        raise ValueError("place: mask and data must be the same size")
     n = int(m.sum())
     if n == 0:
         return
@@ -257,8 +261,7 @@ def place(arr: ndarray, mask: Any, vals: Any) -> None:
     if v.size == 0:
         raise ValueError("Cannot insert from an empty array!")
     vt = cast_tensor(v._t.reshape(-1), v._dtype, arr._dtype)
-    flat = arr._t.view(-1)
-    flat[m] = vt.repeat(-(-n // vt.numel()))[:n]
+    arr._t[m.reshape(arr._t.shape)] = vt.repeat(-(-n // vt.numel()))[:n]  # (C order, also for strided arrays)
 
 
 def putmask(a: ndarray, mask: Any, values: Any) -> None:

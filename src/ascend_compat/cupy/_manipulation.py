@@ -81,7 +81,8 @@ def reshape(a: Any, newshape: Any = None, order: str = "C", *, shape: Any = None
     if order == "A":
         order = "F" if a.flags.f_contiguous and not a.flags.c_contiguous else "C"
     if order == "F":
-        t = a._t.permute(*range(a.ndim - 1, -1, -1)).reshape(target[::-1]).permute(*range(len(target) - 1, -1, -1))
+        rev = tuple(range(a.ndim - 1, -1, -1))  # (a tuple: ``permute()`` of no dimensions is an error)
+        t = a._t.permute(rev).reshape(target[::-1]).permute(tuple(range(len(target) - 1, -1, -1)))
     elif order == "C":
         t = a._t.reshape(target)
     else:

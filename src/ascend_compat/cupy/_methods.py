@@ -226,8 +226,9 @@ def _resizable_last_axis(self: ndarray, dt: numpy.dtype) -> torch.Tensor:
     if (n * old) % dt.itemsize:
         raise ValueError("When changing to a larger dtype, its size must be a divisor of the total size in bytes "
                          "of the last axis of the array.")
-    if t.numel() == 0:  # nothing to reinterpret: only the last axis' length changes
-        return t.new_empty(t.shape)
+    if t.numel() == 0:  # nothing to reinterpret: only the last axis' length changes (torch checks the strides of
+        shape = (*t.shape[:-1], n * old // dt.itemsize)  # empty tensors too: a new empty one, already of ``dt``)
+        return torch.empty(shape, dtype=storage_dtype(dt), device=t.device)
     if t.stride(-1) != 1:  # a last axis of length 1 is contiguous whatever its stride (NumPy's relaxed rule)
         t = t.as_strided(t.shape, (*t.stride()[:-1], 1))
     return t

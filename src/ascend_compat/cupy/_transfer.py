@@ -124,7 +124,7 @@ def asfortranarray(a: Any, dtype: Any = None) -> ndarray:
 def asnumpy(a: Any, stream: Any = None, order: str = "C", out: Any = None, *, blocking: bool = True) -> Any:
     """A host ``numpy.ndarray`` of ``a`` (a copy for device arrays)."""
     if isinstance(a, ndarray):
-        return a.get(out=out)
+        return a.get(stream, order, out)
     if out is not None:
         out[...] = a
         return out
