@@ -13,6 +13,7 @@ from ascend_compat.cupy._core import _root, _wrap, asarray, ndarray
 from ascend_compat.cupy._dtypes import cast_tensor, to_numpy_dtype
 from ascend_compat.cupy._indexing_keys import _advanced_block, _move_block, _prepare
 from ascend_compat.cupy._manipulation import normalize_axis
+from ascend_compat.cupy._memory import read_first
 
 
 def getitem(a: ndarray, key: Any) -> ndarray:
@@ -52,8 +53,8 @@ def _value_tensor(a: ndarray, value: Any) -> Any:
 
 def setitem(a: ndarray, key: Any, value: Any) -> None:
     v = _value_tensor(a, value)
-    if isinstance(v, torch.Tensor) and v.untyped_storage().data_ptr() == a._t.untyped_storage().data_ptr():
-        v = v.clone()  # the same memory (``a[1:] = a[:-1]``): read it all before writing, as NumPy does
+    if isinstance(v, torch.Tensor):
+        v = read_first(v, a._t)
     t, k, basic = _prepare(a._t, key)
     if basic is None:  # negative steps: write into the view they select
         _core_flip.getitem(a, k)[...] = value

@@ -25,10 +25,20 @@ def byte_bounds(a: ndarray) -> tuple[int, int]:
     return low, high + a.itemsize
 
 
+def _storage(t: torch.Tensor) -> int:
+    return int(t.untyped_storage().data_ptr())
+
+
 def _same_memory(a: Any, b: Any) -> bool:
     if not (isinstance(a, ndarray) and isinstance(b, ndarray)) or a.size == 0 or b.size == 0:
         return False
-    return bool(memory_tensor(a).untyped_storage().data_ptr() == memory_tensor(b).untyped_storage().data_ptr())
+    return _storage(memory_tensor(a)) == _storage(memory_tensor(b))
+
+
+def read_first(src: torch.Tensor, dst: torch.Tensor) -> torch.Tensor:
+    """``src`` as it is before ``dst`` is written: a copy when they share memory (``a[1:] = a[:-1]``,
+    ``copyto(a, a.T)``), as NumPy reads the whole source first."""
+    return src.clone() if _storage(src) == _storage(dst) else src
 
 
 def _extent(t: torch.Tensor) -> tuple[int, int]:

@@ -10,6 +10,7 @@ import torch
 from ascend_compat.cupy._core import _wrap, asarray, ndarray
 from ascend_compat.cupy._dtypes import cast_tensor
 from ascend_compat.cupy._manipulation import broadcast_shapes, normalize_axis
+from ascend_compat.cupy._memory import read_first
 
 #: NumPy's casting rules.
 Casting = Literal["no", "equiv", "safe", "same_kind", "unsafe"]
@@ -44,8 +45,8 @@ def copyto(dst: ndarray, src: Any, casting: Casting = "same_kind", where: Any = 
         raise ValueError(f"could not broadcast input array from shape {s.shape} into shape {dst.shape}")
     st = cast_tensor(s._t, s._dtype, dst._dtype).expand(dst._t.shape)
     if isinstance(where, (bool, int, float, complex, numpy.generic)):  # a scalar mask: all or nothing
-        if bool(where):  # (the same memory, as ``copyto(a, a.T)``: read before writing, as NumPy)
-            dst._t.copy_(st.clone() if st.untyped_storage().data_ptr() == dst._t.untyped_storage().data_ptr() else st)
+        if bool(where):
+            dst._t.copy_(read_first(st, dst._t))
         return
     w = asarray(where)
     if w.ndim > dst.ndim and all(n == 1 for n in w.shape[:w.ndim - dst.ndim]):
