@@ -264,18 +264,28 @@ def launch_sizes(graph: KernelGraph, s: KernelSchedule, axes: list[str]) -> list
     return [f"    {a} = {sizes.get(a, '1')}" for a in axes]
 
 
+#: Launcher lines for a kernel with bf16 products: Triton's CPU interpreter computes bf16 tl.dot wrongly.
+DOT_BF16_LINES = ("    # Triton's CPU interpreter computes bf16 tl.dot wrongly: there the bf16-rounded operands go "
+                  "in as fp32",
+                  '    DOT_BF16 = tl.float32 if os.environ.get("TRITON_INTERPRET") == "1" else tl.bfloat16')
+
+
+def launch_tiles(outs: str, tiles: dict[str, int]) -> list[str]:
+    """Launcher lines for the batch size (from the outputs ``outs``), the row/column tiles and their counts."""
+    return [f"    B = max(math.prod(t.shape[:-2]) for t in ({outs},))",
+            f"    BLOCK_M, BLOCK_N = {tiles['BLOCK_M']}, {tiles['BLOCK_N']}",
+            "    MB, NB = triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N)"]
+
+
 def _launcher(graph: KernelGraph, s: KernelSchedule, name: str, tiles: dict[str, int], axes: list[str],
               bf16_dot: bool) -> list[str]:
     args = [f"t{v}" for v in s.loads] + [f"out{o}" for o in s.outputs]
     lines = [f"def launch({', '.join(args)}, max_programs=None):",
              '    """Run the kernel: inputs then preallocated outputs (contiguous); sizes come from the tensors."""']
     lines += launch_sizes(graph, s, axes)
-    outs = ", ".join(f"out{o}" for o in s.outputs)
-    lines += [f"    B = max(math.prod(t.shape[:-2]) for t in ({outs},))",
-              f"    BLOCK_M, BLOCK_N = {tiles['BLOCK_M']}, {tiles['BLOCK_N']}",
-              "    MB, NB = triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N)",
-              "    TASKS = B * MB * NB",
-              "    GRID = min(TASKS, max_programs or TASKS)",
+    lines += launch_tiles(", ".join(f"out{o}" for o in s.outputs), tiles)
+    lines += ["    TASKS = B * MB * NB", "    GRID = min(TASKS, max_programs or TASKS)",
+              *(DOT_BF16_LINES if bf16_dot else ()),
               f"    {name}_kernel[(GRID,)](",
               f"        {', '.join(args)},",
               "        " + ", ".join(f"{c}={c}" for c in [*axes, "B", "MB", "NB", "TASKS", "GRID", "BLOCK_M",
@@ -286,10 +296,6 @@ def _launcher(graph: KernelGraph, s: KernelSchedule, name: str, tiles: dict[str,
         lines.append("        " + ", ".join(f"{block_name(a)}={tiles[block_name(a)]}" for a in axes[2:])
                      + ("," if bf16_dot else ""))
     if bf16_dot:
-        lines.insert(-len(lines) + lines.index(f"    {name}_kernel[(GRID,)]("), "    # Triton's CPU interpreter "
-                     "computes bf16 tl.dot wrongly: there the bf16-rounded operands go in as fp32")
-        lines.insert(lines.index(f"    {name}_kernel[(GRID,)]("),
-                     '    DOT_BF16 = tl.float32 if os.environ.get("TRITON_INTERPRET") == "1" else tl.bfloat16')
         lines.append("        DOT_BF16=DOT_BF16,")
     lines.append("    )")
     return lines

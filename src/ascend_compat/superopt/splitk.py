@@ -244,7 +244,7 @@ def emit_module(graph: KernelGraph, s: Any, name: str, tiles: dict[str, int], he
 
 def _launcher(graph: KernelGraph, s: Any, name: str, tiles: dict[str, int], axes: list[str],
               bf16_dot: bool) -> list[str]:
-    from ascend_compat.superopt.emit import launch_sizes
+    from ascend_compat.superopt.emit import DOT_BF16_LINES, launch_sizes, launch_tiles
 
     out = f"out{s.online.out}"
     args = [f"t{v}" for v in s.loads] + [out]
@@ -258,9 +258,7 @@ def _launcher(graph: KernelGraph, s: Any, name: str, tiles: dict[str, int], axes
         "    import torch  # here, not at the top: compiling the kernels needs no torch",
         "",
         *launch_sizes(graph, s, axes),
-        f"    B = max(math.prod(t.shape[:-2]) for t in ({out},))",
-        f"    BLOCK_M, BLOCK_N = {tiles['BLOCK_M']}, {tiles['BLOCK_N']}",
-        "    MB, NB = triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N)",
+        *launch_tiles(out, tiles),
         f"    SPLITS = max(1, min({online.splits(tiles)}, triton.cdiv(K1, {tiles['BLOCK_K1']})))"
         "  # no range without keys",
         "    limits = max_programs if isinstance(max_programs, (tuple, list)) else (max_programs, max_programs)",
@@ -269,9 +267,7 @@ def _launcher(graph: KernelGraph, s: Any, name: str, tiles: dict[str, int], axes
         f"    pm = torch.empty((B * SPLITS * M,), dtype=torch.float32, device={out}.device)",
         "    pl = torch.empty_like(pm)",
         f"    pacc = torch.empty((B * SPLITS * M * N,), dtype=torch.float32, device={out}.device)",
-        *(["    # Triton's CPU interpreter computes bf16 tl.dot wrongly: there the bf16-rounded operands go in as fp32",
-           '    DOT_BF16 = tl.float32 if os.environ.get("TRITON_INTERPRET") == "1" else tl.bfloat16']
-          if bf16_dot else []),
+        *(DOT_BF16_LINES if bf16_dot else ()),
         f"    {name}_kernel[(GRID,)](",
         f"        {', '.join(args[:-1])}, pm, pl, pacc,",
         f"        {consts},",
