@@ -25,14 +25,22 @@ def pow2(x: int) -> int:
     return 1 << max(0, (x - 1).bit_length())
 
 
-def programs(s: KernelSchedule, tiles: dict[str, int], target: dict[str, Any]) -> tuple[int, int]:
-    """(tiles of work, programs launched): on Ascend the grid is the physical core count."""
-    m, n = s.extent["M"], s.extent.get("N", 1)
-    # split-K (``splitk.py``): SPLITS programs per tile, one per key range
-    tasks = s.batch * -(-m // tiles["BLOCK_M"]) * -(-n // tiles["BLOCK_N"]) * tiles.get("SPLITS", 1)
+def tile_tasks(s: KernelSchedule, tiles: dict[str, int]) -> int:
+    """(batch, row tile, column tile) tasks: a kernel's tiles of work (split-K runs SPLITS programs on each)."""
+    return int(s.batch * -(-s.extent["M"] // tiles["BLOCK_M"]) * -(-s.extent.get("N", 1) // tiles["BLOCK_N"]))
+
+
+def grid_size(tasks: int, kind: str, target: dict[str, Any]) -> int:
+    """Programs launched for ``tasks`` on a ``kind`` ("cube" or "vector") kernel: on Ascend the physical cores."""
     if target["vendor"] == "ascend":
-        return tasks, min(tasks, target["cube_cores"] if s.kind == "cube" else target["vector_cores"])
-    return tasks, tasks
+        return min(tasks, target["cube_cores"] if kind == "cube" else target["vector_cores"])
+    return tasks
+
+
+def programs(s: KernelSchedule, tiles: dict[str, int], target: dict[str, Any]) -> tuple[int, int]:
+    """(tasks, programs launched); split-K (``splitk.py``) has SPLITS tasks per tile, one per key range."""
+    tasks = tile_tasks(s, tiles) * tiles.get("SPLITS", 1)
+    return tasks, grid_size(tasks, s.kind, target)
 
 
 def live_bytes(graph: KernelGraph, s: KernelSchedule, tiles: dict[str, int]) -> int:

@@ -26,6 +26,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ascend_compat.superopt import ffield, online
+from ascend_compat.superopt.checks import grid_size, tile_tasks
 from ascend_compat.superopt.graph import KernelGraph
 from ascend_compat.superopt.online import Expr, OnlineMatch
 
@@ -123,11 +124,6 @@ def stability_check(steps: tuple[tuple[str, Expr], ...], combine: Optional[Combi
 
 
 # ---------------------------------------------------------------------------------------------------- planning
-def tile_tasks(s: Any, tiles: dict[str, int]) -> int:
-    """(batch, row tile, column tile) tasks: the combine's tasks, and the partial kernel's per key range."""
-    return int(s.batch * -(-s.extent["M"] // tiles["BLOCK_M"]) * -(-s.extent.get("N", 1) // tiles["BLOCK_N"]))
-
-
 def split_options(s: Any, tiles: dict[str, int], target: dict[str, Any]) -> list[int]:
     """Split counts worth costing for these tiles: the fewest that give every core a program, and the fewest that
     make whole waves of programs; each range spans at least one key block."""
@@ -141,9 +137,7 @@ def split_options(s: Any, tiles: dict[str, int], target: dict[str, Any]) -> list
 def combine_programs(s: Any, tiles: dict[str, int], target: dict[str, Any]) -> tuple[int, int]:
     """(tasks, programs launched) of the combine kernel: a vector kernel, on Ascend one program per vector core."""
     tasks = tile_tasks(s, tiles)
-    if target["vendor"] == "ascend":
-        return tasks, min(tasks, target["vector_cores"])
-    return tasks, tasks
+    return tasks, grid_size(tasks, "vector", target)
 
 
 def scratch_bytes(s: Any, tiles: dict[str, int]) -> int:
