@@ -163,6 +163,13 @@ def _age(path: Path, seconds: float = 60.0) -> None:
     os.utime(path, (then, then))
 
 
+def _other_distribution(site: Path) -> None:
+    """A distribution that declares entry points, none of them a backend."""
+    dist = site / "other_tool-1.0.dist-info"
+    dist.mkdir()
+    dist.joinpath("entry_points.txt").write_text("[console_scripts]\nother = other:main\n")
+
+
 #: Detection in a fresh interpreter, counting the scans of every installed distribution's metadata.
 DETECT_COUNTING_SCANS = """
 import torch  # first: torch reads its own entry points (torch.backends) at import
@@ -181,6 +188,7 @@ def test_detection_scans_distributions_only_when_one_may_declare_a_backend(tmp_p
     # distribution mentioning the entry-point group; installing one changes its directory, which is noticed.
     (tmp_path / "site").mkdir()
     site = _vendor_dir(tmp_path / "site")
+    _other_distribution(site)  # a site directory holds distributions: its answer is worth caching
     _age(site)
     cache = tmp_path / "cache"
     env = {"PYTHONPATH": str(site), "ASCEND_COMPAT_CACHE_DIR": str(cache)}
@@ -311,6 +319,7 @@ def test_the_entry_point_check_answers_from_a_warm_cache_without_its_scanning_mo
     # importing _entry_point_cache (which lists and writes); a directory that changed goes through that module.
     site = tmp_path / "site"
     site.mkdir()
+    _other_distribution(site)
     _age(site)
     probe = f"""
 import json, sys  # json: the cache's format, imported before sys.path holds only the test's directory
@@ -334,3 +343,44 @@ print(backends._group_may_be_declared("ascend_compat.backends"),
     _age(site, 30.0)
     assert ask() == "True True"  # the directory changed: listed again
     assert ask() == "True False"
+
+
+def test_a_small_folder_without_distributions_is_listed_not_cached(tmp_path: Path):
+    # The script's folder heads sys.path and changes between runs (an editor saving by rename, a log or checkpoint
+    # written there): were its answer cached, most runs would rewrite the cache file (~1 ms, the scanning module
+    # imported). A small folder with no *.dist-info / *.egg-info is listed instead, and nothing is written.
+    project = tmp_path / "project"
+    project.mkdir()
+    for i in range(20):
+        project.joinpath(f"f{i}.py").write_text("")
+    _age(project)
+    probe = f"""
+import json, sys
+from ascend_compat import backends
+sys.path[:] = [{str(project)!r}]
+print(backends._group_may_be_declared("ascend_compat.backends"),
+      "ascend_compat.backends._entry_point_cache" in sys.modules)
+"""
+    cache = tmp_path / "cache"
+
+    def ask() -> str:
+        proc = run_python(probe, env={"ASCEND_COMPAT_CACHE_DIR": str(cache)})
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip()
+
+    assert ask() == "False False"
+    project.joinpath("checkpoint.pt").write_text("")  # the folder changed since: still no write
+    _age(project, 30.0)
+    assert ask() == "False False"
+    assert not (cache / "backend-entry-points.json").exists()
+    dist = project / "vendor-1.0.dist-info"  # a distribution there: the scan reads it, as before
+    dist.mkdir()
+    dist.joinpath("entry_points.txt").write_text("[ascend_compat.backends]\nv = v:V\n")
+    assert ask() == "True True"
+    for i in range(300):  # a large folder: listed once by the scan, then cached
+        project.joinpath(f"g{i}.txt").write_text("")
+    dist.joinpath("entry_points.txt").unlink()
+    dist.rmdir()
+    _age(project, 30.0)
+    assert ask() == "False True"
+    assert ask() == "False False"

@@ -7,7 +7,9 @@ the group at all (a superset of what the exact scan finds). The answer is cached
 directory's modification time, in ``$ASCEND_COMPAT_CACHE_DIR`` (or ``$XDG_CACHE_HOME/ascend_compat``, or
 ``~/.cache/ascend_compat``), so a fresh process pays a few ``stat`` calls. Installing, upgrading or removing a
 distribution adds or removes a folder there, which changes the directory's time; a directory changed in the last
-few seconds is never cached (its time may not yet tell a later change). Only when some directory may declare the
+few seconds is never cached (its time may not yet tell a later change), and a small folder with no distribution in
+it (the script's own, most often) is listed on each run instead (``backends._small_folder_without_distributions``).
+Only when some directory may declare the
 group does the caller run the exact scan. Anything this module cannot judge cheaply (a zip or egg on
 ``sys.path``, a custom finder that lists distributions) answers "maybe", which also leads to the exact scan.
 
@@ -26,7 +28,7 @@ from typing import Any
 # The fast path (every sys.path directory a cache hit) and the helpers it needs live in the package's __init__
 # (detection's own module), so that activation imports this module only when a directory must be scanned.
 from ascend_compat.backends import _EP_CACHE_VERSION as _VERSION
-from ascend_compat.backends import _cached_answer, _other_distribution_finders, _path_entries
+from ascend_compat.backends import _METADATA_SUFFIXES, _cached_answer, _other_distribution_finders, _path_entries
 from ascend_compat.backends import _entry_point_cache_file as cache_file
 from ascend_compat.backends import _read_entry_point_cache as _read
 
@@ -35,7 +37,6 @@ __all__ = ["cache_file", "group_may_be_declared", "scan"]
 _MAX_DIRS = 64
 #: A directory modified less than this long ago is scanned but not cached (file times are coarse).
 _RACY_NS = 3_000_000_000
-_METADATA_SUFFIXES = (".dist-info", ".egg-info")
 
 
 def _write(path: str, dirs: dict[str, Any]) -> None:
