@@ -9,20 +9,22 @@ nothing, until it is moved away. Should any step fail, the old files are put bac
 :mod:`ascend_compat._atomic`'s one-file shape because the change is a set of files: they are staged together,
 swapped in one rename each and rolled back together from a backup. Files and folders get the modes the user's
 umask gives; an error names the target, never a temporary folder.
+
+The staging folder and the backup are marked as this tool's (:mod:`ascend_compat._atomic`'s folder staging): a
+run killed midway is cleared up by the next one (:func:`_recover`), which says on stderr what it did. The file
+list and the "edited since?" test are :mod:`ascend_compat._manifest`'s.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import shutil
-import tempfile
+import sys
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Union
+from typing import Optional, Union
 
-from ascend_compat import _atomic
+from ascend_compat import _atomic, _manifest
 from ascend_compat.kernel_helper.render import render_project
 from ascend_compat.kernel_helper.spec import OpSpec
 
@@ -31,6 +33,7 @@ __all__ = ["MARKER", "ScaffoldResult", "scaffold"]
 _EXECUTABLE = frozenset({"build.sh"})
 #: The file that marks a directory as scaffold output; it lists the files the scaffold wrote there.
 MARKER = ".ascend-compat-scaffold.json"
+_KIND = "scaffold"  # the kind of its staging folders (see _atomic's folder staging)
 
 
 @dataclass(frozen=True)
@@ -42,11 +45,11 @@ class ScaffoldResult:
     replaced: bool
 
 
-def _safe_relative(rel: str) -> PurePosixPath:
-    path = PurePosixPath(rel)
-    if path.is_absolute() or ".." in path.parts or not path.parts:
-        raise ValueError(f"refusing to write {rel!r} outside the project directory")
-    return path
+_safe_relative = _manifest.safe_relative
+
+
+def _say(message: str) -> None:
+    print(f"ascend-compat scaffold: {message}", file=sys.stderr)
 
 
 def _previous_files(target: Path) -> dict[str, str]:
@@ -54,47 +57,32 @@ def _previous_files(target: Path) -> dict[str, str]:
     FileExistsError when ``target`` is neither empty nor scaffold output."""
     if not any(target.iterdir()):
         return {}
-    refuse = (f"{target} is not empty and was not created by `ascend-compat scaffold` (no {MARKER}); "
-              "--force replaces only scaffold output: choose another --output")
+    manifest = _manifest.read(str(target / MARKER))
+    if manifest.state == "listed":
+        return dict(manifest.files)
+    why = f"no {MARKER}" if manifest.state == "missing" else f"its {MARKER} is damaged"
+    raise FileExistsError(f"{target} is not empty and was not created by `ascend-compat scaffold` ({why}); "
+                          "--force replaces only scaffold output: choose another --output")
+
+
+def _stage(files: dict[str, str], target: Path) -> _atomic.Staging:
+    """The project written into a new marked folder beside the target (removed again if writing fails)."""
+    staging = _atomic.make_staging(str(target), _KIND)
+    marker = _manifest.dumps("ascend-compat scaffold", {rel: _manifest.sha256(text.encode("utf-8"))
+                                                       for rel, text in files.items()})
     try:
-        files = json.loads((target / MARKER).read_text(encoding="utf-8"))["files"]
-        if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
-            raise ValueError("malformed file list")
-        return {str(_safe_relative(rel)): digest for rel, digest in files.items()}
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
-        raise FileExistsError(refuse) from None
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _private_folder(parent: Path, prefix: str, target: Path) -> Path:
-    """A new private folder in ``parent``; an error names ``target``, the folder the user asked for."""
-    try:
-        return Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
-    except OSError as exc:
-        raise OSError(exc.errno, f"{exc.strerror} (writing it needs a temporary folder in {parent})",
-                      str(target)) from exc
-
-
-def _stage(files: dict[str, str], parent: Path, name: str) -> Path:
-    """The project written into a new private folder beside the target (removed again if writing fails)."""
-    staging = _private_folder(parent, f".{name}.tmp-", parent / name)
-    marker = {"generator": "ascend-compat scaffold",
-              "files": {rel: _digest(text.encode("utf-8")) for rel, text in sorted(files.items())}}
-    try:
-        for rel, text in {**files, MARKER: json.dumps(marker, indent=2) + "\n"}.items():
-            dest = staging.joinpath(*_safe_relative(rel).parts)
+        for rel, text in {**files, MARKER: marker}.items():
+            dest = Path(staging.path).joinpath(*_safe_relative(rel).parts)
             dest.parent.mkdir(parents=True, exist_ok=True)
             # Plain writes: nothing reads the folder before the renames below, which are the atomic step.
             with open(dest, "w", encoding="utf-8", newline="\n") as fh:
                 fh.write(text)  # created with the umask's mode, as a new file should be
             if rel in _EXECUTABLE:
                 dest.chmod(_atomic.new_file_mode(executable=True))
-        staging.chmod(_atomic.new_file_mode(executable=True))  # mkdtemp made it 0700
+        os.chmod(staging.path, _atomic.new_file_mode(executable=True))  # mkdtemp made it 0700
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(staging.path, ignore_errors=True)
+        staging.release()
         raise
     return staging
 
@@ -103,14 +91,8 @@ def _plan(target: Path, new: list[str], old: dict[str, str]) -> list[str]:
     """The paths to swap: the new files, the marker, and the old generated files no longer produced that are
     unchanged since (an edited one is the user's now and stays). Refuses a user's file in a new file's way."""
     root = os.path.realpath(target)
-    obsolete = []
-    for rel in sorted(set(old) - set(new) - {MARKER}):
-        path = target.joinpath(*PurePosixPath(rel).parts)
-        try:
-            if path.is_file() and not path.is_symlink() and _digest(path.read_bytes()) == old[rel]:
-                obsolete.append(rel)
-        except OSError:
-            continue
+    obsolete = [rel for rel in sorted(set(old) - set(new) - {MARKER})
+                if _manifest.unchanged(str(target.joinpath(*PurePosixPath(rel).parts)), old[rel])]
     edited = []
     for rel in [*obsolete, *new, MARKER]:
         path = target.joinpath(*PurePosixPath(rel).parts)
@@ -118,7 +100,7 @@ def _plan(target: Path, new: list[str], old: dict[str, str]) -> list[str]:
             raise FileExistsError(f"{path} leads outside {target} (a symlinked directory): left as it is")
         if rel not in old and rel != MARKER and (path.exists() or path.is_symlink()):
             raise FileExistsError(f"{path} is not a file the scaffold created: left as it is; move it away first")
-        if rel in old and rel in new and _edited(path, old[rel]):
+        if rel in old and rel in new and _manifest.is_edited(str(path), old[rel]):
             edited.append(rel)
     if edited:
         raise FileExistsError(f"{', '.join(edited)} in {target}: edited since the scaffold wrote it, so --force "
@@ -126,26 +108,19 @@ def _plan(target: Path, new: list[str], old: dict[str, str]) -> list[str]:
     return [*obsolete, *new, MARKER]
 
 
-def _edited(path: Path, digest: str) -> bool:
-    """Whether the generated file at ``path`` is no longer what the scaffold wrote (a symlink is the user's)."""
-    try:
-        return path.is_symlink() or (path.is_file() and _digest(path.read_bytes()) != digest)
-    except OSError:
-        return True
-
-
 def _swap_in(staging: Path, target: Path, new: list[str], old: dict[str, str]) -> None:
     """Move the staged files into ``target`` one atomic rename each; the replaced and the obsolete generated files
-    go to a backup that is restored on failure and deleted on success (it holds only scaffold-made files)."""
+    go to a backup that is restored on failure and deleted on success (it holds only scaffold-made files). The
+    manifest moves last: a run killed midway leaves the new one in the staging folder (see :func:`_recover`)."""
     plan = _plan(target, new, old)
-    backup = _private_folder(target.parent, f".{target.name}.old-", target)
+    backup = _atomic.make_staging(str(target), _KIND, role="backup", staging=staging.name)
     moved: list[tuple[Path, Path]] = []  # (from, to), undone in reverse on failure
     created: list[Path] = []
     try:
         for rel in plan:
             dest = target.joinpath(*PurePosixPath(rel).parts)
             if dest.is_symlink() or dest.is_file():
-                keep = backup.joinpath(*PurePosixPath(rel).parts)
+                keep = Path(backup.path).joinpath(*PurePosixPath(rel).parts)
                 keep.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(dest, keep)
                 moved.append((dest, keep))
@@ -155,6 +130,7 @@ def _swap_in(staging: Path, target: Path, new: list[str], old: dict[str, str]) -
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(staging.joinpath(*PurePosixPath(rel).parts), dest)
                 created.append(dest)
+            _atomic.checkpoint(f"scaffold:swapped {rel}")
     except BaseException:
         for path in reversed(created):
             path.unlink(missing_ok=True)
@@ -162,29 +138,95 @@ def _swap_in(staging: Path, target: Path, new: list[str], old: dict[str, str]) -
             os.replace(keep, dest)
         raise
     finally:
-        shutil.rmtree(backup, ignore_errors=True)  # empty after a rollback; only scaffold files otherwise
+        shutil.rmtree(backup.path, ignore_errors=True)  # empty after a rollback; only scaffold files otherwise
+        backup.release()
+
+
+def _recover(target: Path) -> None:
+    """Clear up after a scaffold of ``target`` that was killed (only folders it marked, see
+    :mod:`ascend_compat._atomic`): a stale staging marker in ``target`` is removed, a swap left midway is rolled
+    back (the earlier files put back where nothing has changed since, else left in their backup and said
+    where), and staging folders, which hold only generated files, are deleted. Each step is said on stderr."""
+    inside = _atomic.abandoned(str(target))
+    if inside is not None:
+        try:
+            if inside.info.get("kind") == _KIND and inside.info.get("role") == "staging":
+                os.unlink(target / _atomic.STAGING_MARKER)  # renamed into place, killed before this last step
+        finally:
+            inside.release()
+    found = _atomic.leftovers(str(target), _KIND)
+    try:
+        stagings = {os.path.basename(s.path): s for s in found if s.info.get("role") == "staging"}
+        for backup in (s for s in found if s.info.get("role") == "backup"):
+            _roll_back(target, backup, stagings.pop(str(backup.info.get("staging")), None))
+        for staging in stagings.values():
+            _atomic.remove_marked(staging.path)
+            _say(f"removed {staging.path}, the staging folder of a scaffold that was killed (generated files only)")
+    finally:
+        for s in found:
+            s.release()
+
+
+def _roll_back(target: Path, backup: _atomic.Staging, staging: Optional[_atomic.Staging]) -> None:
+    """Undo a swap into ``target`` killed midway (see :func:`_recover`)."""
+    new = _manifest.read(os.path.join(staging.path, MARKER)) if staging is not None else None
+    if staging is None or new is None or new.state != "listed":
+        # The manifest had moved in, the last step: the backup holds only the replaced generated files.
+        for s in (backup, staging):
+            if s is not None:
+                _atomic.remove_marked(s.path)
+        _say(f"removed {backup.path}, left by a scaffold --force that was killed after its last step")
+        return
+    saved = _manifest.entries(backup.path, skip=[_atomic.STAGING_MARKER])
+    differ = []
+    for rel, path in saved:
+        dest = os.path.join(target, *_safe_relative(rel).parts)
+        if os.path.isdir(path) and not os.path.islink(path):
+            continue  # an empty folder of the backup's own
+        if os.path.lexists(dest) and not _manifest.unchanged(dest, new.files.get(rel)):
+            differ.append(rel)  # not what the killed run moved in: changed since, and so the user's
+            continue
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        os.replace(path, dest)
+    if differ:
+        _say(f"a scaffold --force of {target} was killed midway; the earlier versions of {', '.join(differ)} are "
+             f"in {backup.path} (what is in {target} changed since, so both are left as they are)")
+        return
+    old = _manifest.read(os.path.join(target, MARKER))  # the earlier manifest, back in place
+    moved_in = {rel for rel, _ in saved}
+    for rel, digest in new.files.items():  # a path the earlier project lacked: the killed run moved the file in
+        dest = os.path.join(target, *_safe_relative(rel).parts)
+        if old.state == "listed" and rel not in old.files and rel not in moved_in and _manifest.unchanged(dest, digest):
+            os.unlink(dest)
+    _atomic.remove_marked(backup.path)
+    _atomic.remove_marked(staging.path)
+    _say(f"a scaffold --force of {target} was killed midway: its earlier files are back in place")
 
 
 def scaffold(spec: OpSpec, output: Union[str, os.PathLike[str]], force: bool = False) -> ScaffoldResult:
     """Render ``spec`` into the directory ``output`` (created; FileExistsError if it exists, unless ``force``).
 
     With ``force`` an existing directory is replaced only when it is empty or earlier scaffold output; files
-    the scaffold did not create are never deleted.
+    the scaffold did not create are never deleted. What a killed earlier run left beside it is cleared up first.
     """
     files = render_project(spec)  # validates the spec before anything touches the disk
     target = Path(output).resolve()
+    _recover(target)
     if target.exists() and not target.is_dir():
         raise FileExistsError(f"{target} exists and is not a directory")
     if target.exists() and not force:
         raise FileExistsError(f"{target} already exists; pass --force (force=True) to replace it")
     old = _previous_files(target) if target.exists() else None
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = _stage(files, target.parent, target.name)
+    staging = _stage(files, target)
     try:
         if old is None:
-            os.replace(staging, target)
+            os.replace(staging.path, target)
+            _atomic.checkpoint("scaffold:renamed")
+            os.unlink(target / _atomic.STAGING_MARKER)
         else:
-            _swap_in(staging, target, sorted(files), old)
+            _swap_in(Path(staging.path), target, sorted(files), old)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(staging.path, ignore_errors=True)
+        staging.release()
     return ScaffoldResult(target, tuple(files), old is not None)

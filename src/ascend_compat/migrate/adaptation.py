@@ -10,23 +10,22 @@ of that name that ascend-compat did not write is refused. Files get the user's u
 Written again, the folder is regenerated, but what is the user's is carried into the new one as it is: files
 added to it (notes, a build of a kernel), generated files edited since (a kernel body ported in
 ``kernels/<name>/``; the edit wins over the new generation, and stays the user's on later runs) and empty
-folders. The marker lists what was generated, with a sha256 each, to tell them apart; in a folder from before
-that list, every file the new run does not generate is carried.
+folders. The marker (:mod:`ascend_compat._manifest`) lists what was generated, with a sha256 each, to tell them
+apart; in a folder from before that list, every file the new run does not generate is carried; with a damaged
+list, every file that differs from the new generation is. The staging folder is marked as this tool's
+(:mod:`ascend_compat._atomic`): the next run clears up after a report killed midway (:func:`_recover`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
 import shutil
-import tempfile
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Optional
 
-from ascend_compat import __version__, _atomic
+from ascend_compat import __version__, _atomic, _manifest
 from ascend_compat.migrate import deps
 from ascend_compat.migrate.model import RULES, ScanResult
 from ascend_compat.migrate.project import Analysis
@@ -35,6 +34,8 @@ from ascend_compat.migrate.report_precision import op_groups
 
 MARKER = ".ascend-compat-adaptation"
 FOLDER = "ascend_adaptation"
+_KIND = "adaptation"  # the kind of its staging folders (see _atomic's folder staging)
+_SKIP = (MARKER, _atomic.STAGING_MARKER)
 
 
 class AdaptationError(ValueError):
@@ -212,13 +213,14 @@ def write_adaptation(result: ScanResult, analysis: Analysis, root: str, folder: 
     root, folder = os.path.abspath(root), os.path.abspath(folder)
     if os.path.islink(folder):  # replacing it would drop the link and leave its target stale
         raise AdaptationError(f"{folder} is a symlink: not replacing it (choose another --adapt-dir)")
+    _recover(folder)
     if os.path.exists(folder) and not os.path.isfile(os.path.join(folder, MARKER)):
         raise AdaptationError(f"{folder} exists and was not written by ascend-compat: not touching it "
                               "(choose another --adapt-dir)")
-    previous = _generated_before(folder) if os.path.exists(folder) else None
-    parent = os.path.dirname(folder)
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=f".{os.path.basename(folder)}.tmp-", dir=parent)
+    previous = _manifest.read(os.path.join(folder, MARKER)) if os.path.exists(folder) else None
+    os.makedirs(os.path.dirname(folder), exist_ok=True)
+    marked = _atomic.make_staging(folder, _KIND, carries=previous is not None)
+    staging = marked.path
     out = Adaptation(folder)
 
     def rel(path: str) -> str:
@@ -240,80 +242,39 @@ def write_adaptation(result: ScanResult, analysis: Analysis, root: str, folder: 
         out.files.append({"path": "requirements-npu.txt", "function": "the dependencies for the NPU environment",
                           "status": "✅ generated"})
         _scaffolds(analysis, staging, out)
-        generated = _digests(staging)
-        if os.path.exists(folder):
-            out.kept = _carry(folder, staging, previous, generated)
-        _stage(os.path.join(staging, MARKER), json.dumps({"generator": f"ascend-compat {__version__}",
-                                                          "files": generated}, indent=1, sort_keys=True) + "\n")
+        generated = _manifest.folder_digests(staging, skip=_SKIP)
+        if previous is not None:
+            out.kept = _carry(folder, staging, _ours(previous, folder, generated))
+        _manifest.write(os.path.join(staging, MARKER), f"ascend-compat {__version__}", generated, fsync=False)
         os.chmod(staging, _atomic.new_file_mode(executable=True))  # mkdtemp made it 0700
+        _atomic.checkpoint("adaptation:staged")
         _swap_folder(staging, folder)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    finally:
+        marked.release()
     return out
 
 
-def _sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+def _ours(previous: _manifest.Manifest, folder: str, generated: dict[str, str]) -> Mapping[str, str]:
+    """The old folder's files that are generated output (path -> the digest they must still have)."""
+    if previous.state == "listed":
+        return previous.files
+    if previous.state == "unlisted":  # a folder from before the list: what the new run generates is ours
+        current = {rel: _manifest.file_digest(os.path.join(folder, *rel.split("/"))) for rel in generated}
+        return {rel: digest for rel, digest in current.items() if digest is not None}
+    return generated  # a damaged list: ours only where it holds what this run generates
 
 
-def _digest_or_none(path: str) -> Optional[str]:
-    try:
-        return _sha256(path)
-    except OSError:  # unreadable now (its mode changed): the user's doing, so the user's file
-        return None
-
-
-def _walk(top: str) -> list[tuple[str, str]]:
-    """(relative posix path, path) of every entry under ``top`` that is not a directory, and of every empty
-    directory; symlinks are entries, never followed."""
-    entries = []
-    for dirpath, dirnames, filenames in os.walk(top):
-        links = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
-        names = filenames + links
-        if not dirnames and not filenames and dirpath != top:
-            names = [""]
-        for n in names:
-            path = os.path.join(dirpath, n) if n else dirpath
-            entries.append((os.path.relpath(path, top).replace(os.sep, "/"), path))
-    return sorted(entries)
-
-
-def _digests(staging: str) -> dict[str, str]:
-    """What this run generated: every regular file of the staged folder (relative path -> sha256)."""
-    return {rel: _sha256(path) for rel, path in _walk(staging) if os.path.isfile(path)}
-
-
-def _generated_before(folder: str) -> Optional[dict[str, str]]:
-    """The files the previous run generated (relative path -> sha256); None for a marker without that list (a
-    folder from before it) or one that does not parse."""
-    try:
-        with open(os.path.join(folder, MARKER), encoding="utf-8") as fh:
-            files = json.load(fh).get("files")
-    except (OSError, ValueError, AttributeError, RecursionError):
-        return None
-    if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
-        return None
-    return files
-
-
-def _carry(folder: str, staging: str, previous: Optional[dict[str, str]], generated: dict[str, str]) -> list[str]:
+def _carry(folder: str, staging: str, ours: Mapping[str, str]) -> list[str]:
     """Carry the user's entries of the old ``folder`` into ``staging`` (hard links, else copies: the old folder
     is only read); returns their relative paths. See the module docstring for what is the user's."""
     kept = []
-    for rel, path in _walk(folder):
+    for rel, path in _manifest.user_entries(folder, ours, skip=_SKIP):
         dest = os.path.join(staging, *rel.split("/"))
-        if rel == MARKER or (os.path.isdir(path) and os.path.isdir(dest) and not os.path.islink(path)):
+        if os.path.isdir(path) and os.path.isdir(dest) and not os.path.islink(path):
             continue  # an empty folder where the new one has a folder: nothing to carry
-        if os.path.isfile(path) and not os.path.islink(path):
-            if previous is None and rel in generated:
-                continue  # no list to tell an edit from an older generation: the new one is written
-            if previous is not None and rel in previous and previous[rel] == _digest_or_none(path):
-                continue  # generated and untouched: regenerated (or gone when no longer generated)
         _carry_one(path, dest, rel)
         kept.append(rel)
     return kept
@@ -348,18 +309,92 @@ def _carry_one(path: str, dest: str, rel: str) -> None:
 def _swap_folder(staging: str, folder: str) -> None:
     """Rename ``staging`` to ``folder``. A directory is a tree, not one file, so ``_atomic`` cannot write it, and
     ``os.replace`` refuses a non-empty directory: the old folder is renamed aside first (put back should the
-    second rename fail) and deleted only once the new one is in place, so it is never lost half-deleted."""
-    if not os.path.lexists(folder):
+    second rename fail) and deleted only once the new one is in place, so it is never lost half-deleted. A kill
+    between the renames leaves it aside, named after the staging folder, for :func:`_recover` to put back."""
+    aside = None
+    if os.path.lexists(folder):
+        aside = f"{staging}.old"
+        os.replace(folder, aside)
+        _atomic.checkpoint("adaptation:aside")
+        try:
+            os.replace(staging, folder)
+        except BaseException:
+            os.replace(aside, folder)
+            raise
+    else:
         os.replace(staging, folder)
-        return
-    aside = f"{staging}.old"
-    os.replace(folder, aside)
+    _atomic.checkpoint("adaptation:swapped")
+    os.unlink(os.path.join(folder, _atomic.STAGING_MARKER))
+    if aside is not None:
+        _remove_aside(aside, folder)
+
+
+def _remove_aside(aside: str, folder: str) -> None:
+    """Delete the old folder moved aside, marked first so that a kill midway leaves it recognisable."""
+    marked = None
     try:
-        os.replace(staging, folder)
-    except BaseException:
+        marked = _atomic.mark(aside, _KIND, folder, "aside")
+        _atomic.remove_marked(aside)
+    except OSError:
+        shutil.rmtree(aside, ignore_errors=True)
+    finally:
+        if marked is not None:
+            marked.release()
+
+
+def _say(message: str) -> None:
+    print(f"ascend-compat report: {message}", file=sys.stderr)
+
+
+def _old_folder(path: str) -> bool:  # a real folder holding this tool's adaptation marker
+    return os.path.isdir(path) and not os.path.islink(path) and os.path.isfile(os.path.join(path, MARKER))
+
+
+def _recover(folder: str) -> None:
+    """Clear up what a report killed while writing ``folder`` left (only folders it marked, see
+    :mod:`ascend_compat._atomic`), saying each step on stderr: the previous folder, moved aside, is put back when
+    ``folder`` is missing (else both are left and the user told where); a staging folder is deleted (generated
+    files, links to the user's files in ``folder``); an old folder whose deletion was cut short is deleted."""
+    inside = _atomic.abandoned(folder)
+    try:
+        if inside is not None and inside.info.get("kind") == _KIND and inside.info.get("role") == "staging":
+            # Swapped into place, killed before its last steps: the folder is complete, the old one maybe aside.
+            os.unlink(os.path.join(folder, _atomic.STAGING_MARKER))
+            aside = os.path.join(os.path.dirname(folder), os.path.basename(str(inside.info.get("name"))) + ".old")
+            if os.path.basename(aside).startswith(f".{os.path.basename(folder)}.tmp-") and _old_folder(aside):
+                _remove_aside(aside, folder)
+                _say(f"removed {aside}, the previous folder, left by a report killed as it finished (your files "
+                     f"in it had been carried into {folder})")
+    finally:
+        if inside is not None:
+            inside.release()
+    found = _atomic.leftovers(folder, _KIND)
+    try:
+        for left in found:
+            _recover_one(folder, left)
+    finally:
+        for left in found:
+            left.release()
+
+
+def _recover_one(folder: str, left: _atomic.Staging) -> None:
+    aside, role = f"{left.path}.old", left.info.get("role")
+    if role not in ("staging", "aside"):
+        return  # no role this module gives: not touched
+    if role == "staging" and _old_folder(aside):  # killed between the two renames
+        if os.path.lexists(folder):
+            _say(f"a report was killed while it replaced {folder}: your earlier folder is {aside} ({folder} was "
+                 "made again since, so both are left as they are)")
+            return
         os.replace(aside, folder)
-        raise
-    shutil.rmtree(aside, ignore_errors=True)
+        _say(f"put back {folder}, which a report killed midway had moved to {aside}")
+    elif not os.path.isdir(folder) and (role == "aside" or left.info.get("carries")):
+        _say(f"{left.path}, left by a report that was killed, may hold your earlier files ({folder} is gone): "
+             "left as it is")
+        return
+    _atomic.remove_marked(left.path)
+    what = "the previous folder" if role == "aside" else "the staging folder"
+    _say(f"removed {left.path}, {what} of a report that was killed (nothing of yours is only there)")
 
 
 __all__ = ["FOLDER", "MARKER", "Adaptation", "AdaptationError", "write_adaptation", "write_text"]
