@@ -6,8 +6,9 @@ import importlib
 import importlib.util
 import inspect
 import os
+import stat
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 
 def load_callable(spec: str) -> Callable[..., Any]:
@@ -22,8 +23,9 @@ def load_callable(spec: str) -> Callable[..., Any]:
         raise ValueError(f"{spec!r}: expected SCRIPT_OR_MODULE:FACTORY (e.g. model.py:make_model)")
     if source.endswith(".py") or os.path.sep in source or os.path.isfile(source):
         path = os.path.abspath(source)
-        if not os.path.isfile(path):
-            raise ValueError(f"{source}: no such file")
+        problem = python_file_problem(path)
+        if problem is not None:
+            raise ValueError(f"{source}: {problem}")
         sys.path.insert(0, os.path.dirname(path))
         module_spec = importlib.util.spec_from_file_location("_ascend_compat_factory", path)
         if module_spec is None or module_spec.loader is None:
@@ -44,6 +46,27 @@ def load_callable(spec: str) -> Callable[..., Any]:
     if not callable(obj):
         raise ValueError(f"{source}:{name} is not callable")
     return obj  # type: ignore[no-any-return]
+
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def python_file_problem(path: str) -> Optional[str]:
+    """Why ``path`` cannot be loaded as a Python file ("no such file", "a directory, not a Python file",
+    "cannot read: Permission denied"...), or None. A FIFO is never opened: that would wait for a writer."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return "no such file"
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+        return f"{kind}, not a Python file"
+    try:
+        open(path, "rb").close()
+    except OSError as exc:
+        return f"cannot read: {exc.strerror or exc}"
+    return None
 
 
 def takes_an_argument(fn: Callable[..., Any]) -> bool:

@@ -6,6 +6,7 @@ import os
 import runpy
 import sys
 import traceback
+import types
 from typing import TYPE_CHECKING, Any, Callable, Optional, TextIO, cast
 
 if TYPE_CHECKING:
@@ -150,12 +151,16 @@ def _run(script: Optional[str], module: Optional[str], args: list[str]) -> int:
             runpy.run_module(module, run_name="__main__", alter_sys=True)
         else:
             assert script is not None
-            if not os.path.exists(script):
-                print(f"ascend-compat run: can't open file {script!r}: No such file", file=sys.stderr)
-                return 2
+            problem = script_problem(script)
+            if problem is not None:
+                print(f"ascend-compat run: {problem[0]}", file=sys.stderr)
+                return problem[1]
             sys.argv = [script, *args]
             sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
-            runpy.run_path(script, run_name="__main__")
+            if script == "-" or not (os.path.isfile(script) or os.path.isdir(script)):
+                _run_stream(script)
+            else:
+                runpy.run_path(script, run_name="__main__")
     except SystemExit as exc:
         code = exc.code
         if code is None:
@@ -177,3 +182,44 @@ def _run(script: Optional[str], module: Optional[str], args: list[str]) -> int:
         if old_path0 is not None and sys.path and sys.path[0] != old_path0:
             sys.path.pop(0)
     return 0
+
+
+def script_problem(script: str) -> Optional[tuple[str, int]]:
+    """Why ``script`` cannot be run and the exit code, worded and coded as ``python`` does, or None."""
+    if script == "-":
+        return None
+    if not os.path.exists(script):
+        return f"can't open file {script!r}: No such file", 2
+    if os.path.isdir(script):
+        if any(os.path.isfile(os.path.join(script, name)) for name in ("__main__.py", "__main__.pyc")):
+            return None
+        return f"can't find '__main__' module in {script!r}", 1
+    if os.path.isfile(script):  # a pipe or FIFO is not opened here: that would wait for its writer, or drain it
+        try:
+            open(script, "rb").close()
+        except OSError as exc:
+            return f"can't open file {script!r}: [Errno {exc.errno}] {exc.strerror}", 2
+    return None
+
+
+def _run_stream(script: str) -> None:
+    """Run a script that can be read only once: ``-`` (standard input), a pipe (``/dev/stdin``, ``<(...)``), a FIFO.
+
+    ``runpy.run_path`` first offers the path to the zip importer, whose probe drains a pipe, and then runs what is
+    left: nothing, with exit code 0. So the source is read once here and run as ``__main__``, as ``python`` does.
+    """
+    if script == "-":
+        source, filename = sys.stdin.buffer.read(), "<stdin>"
+    else:
+        with open(script, "rb") as f:
+            source, filename = f.read(), script
+    code = compile(source, filename, "exec")
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=filename, __cached__=None, __loader__=None, __package__=None, __spec__=None)
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = main  # as runpy does: pickling and `import __main__` see the script's module
+    try:
+        exec(code, main.__dict__)
+    finally:
+        if saved is not None:
+            sys.modules["__main__"] = saved

@@ -59,3 +59,27 @@ def scanned_file_at(output: str, files: Any) -> Optional[str]:
             except OSError:
                 continue
     return None
+
+
+def backend_problem(requested: Optional[str]) -> Optional[str]:
+    """Why the backend asked for (``--backend``, else ``ASCEND_COMPAT_BACKEND``) cannot be targeted, or None.
+
+    Checked before any work, so a misspelt name is a usage error naming where it came from and the known backends,
+    not a traceback from deep inside the run."""
+    from ascend_compat import _setting  # reads the settings module only when the variable is set
+
+    variable = "ASCEND_COMPAT_BACKEND"
+    try:
+        name = requested or _setting(variable)
+    except ValueError as exc:  # settings.SettingError: the message names the variable
+        return str(exc)
+    if not name:
+        return None
+    where = "--backend" if requested else variable
+    from ascend_compat.backends.registry import get_backend
+
+    try:
+        get_backend(name)
+    except ValueError as exc:  # "unknown backend 'x'; known: cpu, ..." (entry-point backends included)
+        return f"{where}: {exc}"
+    return None

@@ -60,6 +60,10 @@ def main(args: argparse.Namespace) -> int:
     from ascend_compat import runner
     from ascend_compat.doctor.audit import OpRecorder, report_from_recorder
 
+    problem = runner.script_problem(args.target) if args.module is None else None
+    if problem is not None:  # nothing ran: an error, not a report of zero operators
+        print(f"ascend-compat audit: {problem[0]}", file=sys.stderr)
+        return problem[1]
     try:
         runner._prepare(args.backend, False)
     except Exception as exc:  # bad chip name, broken simulator: a clear message, not a traceback

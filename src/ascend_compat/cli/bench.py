@@ -92,12 +92,16 @@ def add_parser(sub: Subparsers) -> None:
 
 def main(args: argparse.Namespace) -> int:
     if args.bench_command is None:
-        args._bench_parser.print_help()
+        args._bench_parser.print_help(sys.stderr)
         return EXIT_ERROR
     from ascend_compat.bench import BenchError, output, run_model, run_ops, run_overhead
-    from ascend_compat.cli._common import progress_bar, use_color
+    from ascend_compat.cli._common import backend_problem, progress_bar, use_color
     from ascend_compat.simulate.errors import SimulationError
 
+    problem = backend_problem(args.backend) if args.bench_command in ("overhead", "model") else None
+    if problem:
+        print(f"ascend-compat bench: error: {problem}", file=sys.stderr)
+        return EXIT_ERROR
     if args.simulate:
         os.environ[settings.SIMULATE.name] = args.simulate
     progress = progress_bar(not (args.no_progress or args.json), label=f"bench {args.bench_command}", unit="steps")

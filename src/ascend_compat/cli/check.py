@@ -44,6 +44,16 @@ def _codes(spec: str | None) -> tuple[str, ...]:
     return tuple(c.strip().upper() for c in spec.split(",") if c.strip()) if spec else ()
 
 
+def _unknown_codes(codes: tuple[str, ...]) -> list[str]:
+    """The codes or prefixes among ``codes`` that no registered rule starts with."""
+    if not codes:
+        return []
+    from ascend_compat.migrate import scan  # noqa: F401  (registers every language's rules)
+    from ascend_compat.migrate.model import RULES
+
+    return [c for c in codes if not any(code.startswith(c) for code in RULES)]
+
+
 def exit_code(result: Any, fail_on: str) -> int:
     from ascend_compat.migrate.model import level_rank
     from ascend_compat.migrate.render import cxx_not_analysed
@@ -65,10 +75,13 @@ def run_check(args: argparse.Namespace) -> ScanResult:
     missing = [p for p in args.paths if not os.path.lexists(p)]
     if missing:  # a usage error (exit 2), not an incomplete scan (3)
         raise ValueError(f"no such file or directory: {', '.join(missing)}")
+    select, ignore = _codes(getattr(args, "select", None)), _codes(getattr(args, "ignore", None))
+    unknown = _unknown_codes(select + ignore)
+    if unknown:  # a typo would select nothing and pass, or ignore nothing: refused before the scan
+        raise ValueError(f"unknown rule code or prefix {', '.join(unknown)} (see --list-rules)")
     many = any(os.path.isdir(p) for p in args.paths)
     progress = progress_bar(many and not getattr(args, "no_progress", False))
     result = check(args.paths, torch_npu=line, jobs=args.jobs, progress=progress, use_git=not args.no_git)
-    select, ignore = _codes(getattr(args, "select", None)), _codes(getattr(args, "ignore", None))
     if select or ignore:
         for f in result.files:
             if isinstance(f, FileScanned):

@@ -68,6 +68,9 @@ def main(args: argparse.Namespace) -> int:
     from ascend_compat.doctor.environment import env_block, environment
     from ascend_compat.doctor.probe import Probe
 
+    if not Path(args.root).is_dir():  # else every check reports "not installed" under a root that is not there
+        print(f"ascend-compat doctor: --root {args.root}: not a directory", file=sys.stderr)
+        return 2
     probe = Probe(root=Path(args.root))
     env = environment(probe)
     if args.env_block:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -27,6 +28,12 @@ def main(args: argparse.Namespace) -> int:
         listed = info.patches()
         print(json.dumps(listed, indent=2) if args.json else info.render_patches(listed))
         return 0
+    from ascend_compat.cli._common import backend_problem
+
+    problem = backend_problem(args.backend)
+    if problem:
+        print(f"ascend-compat info: {problem}", file=sys.stderr)
+        return 2
     data = info.collect(args.backend)
     print(json.dumps(data, indent=2) if args.json else info.render(data))
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from typing import Optional
 
@@ -42,6 +43,18 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
-        parser.print_help()
+        parser.print_help(sys.stderr)
         return 2
-    return int(args.func(args))
+    try:
+        code = int(args.func(args))
+        sys.stdout.flush()  # a short output still sits in the buffer: a closed reader must show up here, not at exit
+    except BrokenPipeError:
+        # The reader went away (`ascend-compat check | head`): stop quietly, with the status of a tool killed by
+        # SIGPIPE; stdout goes to /dev/null so the interpreter's last flush has nowhere to fail.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+    return code
+
+
+#: Exit status when stdout's reader closed early: 128 + SIGPIPE, what a shell reports for ``cat`` in ``cat | head``.
+EXIT_BROKEN_PIPE = 141

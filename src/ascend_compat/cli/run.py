@@ -23,7 +23,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype-policy", choices=["keep", "warn", "substitute"],
                    help="dtypes the device lacks (float64, bf16 on 310P): keep (default), warn, or substitute")
     p.add_argument("-m", dest="module", metavar="MODULE", help="run a library module as a script")
-    p.add_argument("target", nargs="?", help="script path (when -m is not given)")
+    p.add_argument("target", nargs="?", help="script path, or - for standard input (when -m is not given)")
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
     return p
 
@@ -57,6 +57,12 @@ def main(argv: list[str]) -> int:
     ns = _parser().parse_args(ours)
     if ns.module is None and ns.target is None:
         _parser().error("give a script path or -m MODULE")
+    from ascend_compat.cli._common import backend_problem
+
+    problem = backend_problem(ns.backend)
+    if problem:
+        print(f"ascend-compat run: {problem}", file=sys.stderr)
+        return 2
     if ns.simulate:
         os.environ["ASCEND_COMPAT_SIMULATE"] = ns.simulate
     from ascend_compat.runner import EXIT_INTERRUPTED, run_target

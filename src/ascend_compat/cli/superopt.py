@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ascend_compat._factories import python_file_problem
 from ascend_compat.cli._common import use_color
 
 if TYPE_CHECKING:
@@ -36,8 +37,11 @@ def _load(spec: str) -> Any:
     if not file or not func:
         raise ValueError(f"expected FILE.py:FUNC, got {spec!r}")
     path = Path(file)
-    if not path.is_file():
+    if not path.exists():
         raise ValueError(f"no such file: {file}")
+    problem = python_file_problem(file)
+    if problem is not None:  # a folder, a FIFO (never opened: it would wait for a writer), an unreadable file
+        raise ValueError(f"{file}: {problem}")
     mod_spec = importlib.util.spec_from_file_location(f"_superopt_user_{path.stem}", path)
     if mod_spec is None or mod_spec.loader is None:
         raise ValueError(f"cannot import {file}")

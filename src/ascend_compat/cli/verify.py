@@ -62,7 +62,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     command = getattr(args, "verify_command", None)
     if command is None:
-        args.verify_parser.print_help()
+        args.verify_parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
         from ascend_compat.verify.devices import prepare

@@ -20,6 +20,16 @@ VENDORED = frozenset({
 })
 
 
+#: A folder holding one of these files is ascend-compat's own output: ``report``'s adaptation folder (its manifest,
+#: ``adaptation.MARKER``) or a folder being staged for it. Below a scanned root it is left out: scanned again, its
+#: ported copies counted as the user's code and the next ``report`` ported the folder into itself.
+OWN_OUTPUT_MARKERS = (".ascend-compat-adaptation", ".ascend-compat-staging")
+
+
+def _own_output(folder: str) -> bool:
+    return any(os.path.isfile(os.path.join(folder, m)) for m in OWN_OUTPUT_MARKERS)
+
+
 def language_of(path: str) -> Optional[str]:
     """``python``, ``cxx``, ``deps`` or None (not analysed) for a file name."""
     name = os.path.basename(path)
@@ -64,9 +74,24 @@ def _walk(root: str) -> Iterator[str]:
             dirnames[:] = []
             continue
         seen.add(real)
-        dirnames[:] = sorted(d for d in dirnames if d not in VENDORED and not d.endswith(".egg-info"))
+        dirnames[:] = sorted(d for d in dirnames if d not in VENDORED and not d.endswith(".egg-info")
+                             and not _own_output(os.path.join(dirpath, d)))
         for name in sorted(filenames):
             yield os.path.relpath(os.path.join(dirpath, name), root)
+
+
+def _outside_own_output(top: str, rels: list[str]) -> list[str]:
+    """``rels`` (paths relative to ``top``) without those inside a folder of ascend-compat's own output."""
+    own: dict[str, bool] = {}
+
+    def inside(folder: str) -> bool:
+        if not folder:
+            return False  # ``top`` itself: named by the user, so scanned
+        if folder not in own:
+            own[folder] = inside(os.path.dirname(folder)) or _own_output(os.path.join(top, folder))
+        return own[folder]
+
+    return [rel for rel in rels if not inside(os.path.dirname(rel))]
 
 
 def discover(paths: Iterable[str], use_git: bool = True) -> Iterator[tuple[str, str]]:
@@ -80,6 +105,8 @@ def discover(paths: Iterable[str], use_git: bool = True) -> Iterator[tuple[str, 
             rels = _git_files(top) if use_git else None
             if rels is None:
                 rels = list(_walk(top))
+            else:  # git lists untracked files too: the tool's own output among them
+                rels = _outside_own_output(top, rels)
             for rel in rels:
                 if _vendored(rel):
                     continue
