@@ -110,3 +110,33 @@ def test_view_with_an_ndarray_class_is_a_view(dev):  # noqa: F811
         v[0] = 42
         assert float(a[0]) == 42.0
         a[0] = 0
+
+
+def test_ndarray_over_memptr_with_negative_strides(dev):  # noqa: F811
+    # As CuPy: memptr points at element 0; the other elements lie below it (a view made by a negative-step slice).
+    host = numpy.arange(12, dtype=numpy.float32)
+    a = cp.asarray(host)
+    v = cp.ndarray((2, 3), cp.float32, memptr=a.data + 40, strides=(-12, -4))
+    hv = numpy.ndarray((2, 3), numpy.float32, buffer=host, offset=40, strides=(-12, -4))
+    numpy.testing.assert_array_equal(v.get(), hv)
+    assert v.strides == (-12, -4) and v.data.ptr == a.data.ptr + 40
+    assert cp.shares_memory(v, a) and cp.byte_bounds(v) == (a.data.ptr + 20, a.data.ptr + 44)
+    v[0] = cp.asarray([-1.0, -2.0, -3.0], dtype=cp.float32)  # writes reach the memory
+    hv[0] = [-1.0, -2.0, -3.0]
+    numpy.testing.assert_array_equal(a.get(), host)
+    mixed = cp.ndarray((3, 2), cp.float32, memptr=a.data + 8, strides=(-4, 16))  # one axis backwards
+    numpy.testing.assert_array_equal(mixed.get(), numpy.ndarray((3, 2), numpy.float32, buffer=host, offset=8,
+                                                                strides=(-4, 16)))
+    back = cp.ndarray((3,), cp.float32, memptr=a[::-1].data, strides=(-8,))  # memptr of a negative-stride view
+    numpy.testing.assert_array_equal(back.get(), host[11:5:-2])
+
+
+def test_ndarray_with_negative_strides_outside_the_memory_raises(dev):  # noqa: F811
+    a = cp.arange(4, dtype=cp.float32)
+    with pytest.raises(ValueError, match=r"ndarray\(\) with strides \(-4,\) reaches outside its 16-byte memory"):
+        cp.ndarray((3,), cp.float32, memptr=a.data + 4, strides=(-4,))  # element 2 would be at byte -4
+    with pytest.raises(ValueError, match="reaches outside"):
+        cp.ndarray((2, 2), cp.float32, memptr=a.data + 12, strides=(8, -4))  # element [1, 0] at byte 20
+    assert cp.ndarray((0,), cp.float32, memptr=a.data, strides=(-4,)).size == 0  # an empty view reaches nothing
+    with pytest.raises(ValueError, match=r"ndarray\(\) with strides currently does not allow negative strides"):
+        cp.ndarray((3,), cp.float32, strides=(-4,))  # new memory: CuPy refuses negative strides

@@ -90,11 +90,9 @@ class ndarray:  # noqa: N801
 
     def __new__(cls, shape: Any, dtype: Any = float, memptr: Any = None, strides: Any = None,
                 order: Any = "C") -> ndarray:
-        from ascend_compat.cupy._transfer import _new_array
+        from ascend_compat.cupy._transfer import new_ndarray
 
-        self = object.__new__(cls)
-        self._t, self._dtype, self._base = _new_array(shape, dtype, memptr, strides, order)
-        return self
+        return new_ndarray(cls, shape, dtype, memptr, strides, order)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:  # __new__ did the work (subclasses add arguments)
         pass

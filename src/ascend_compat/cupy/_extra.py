@@ -11,6 +11,7 @@ import torch
 from ascend_compat.cupy import _dtypes
 from ascend_compat.cupy import _reduction as R  # noqa: N812
 from ascend_compat.cupy import _ufuncs as U  # noqa: N812
+from ascend_compat.cupy._broadcast_errors import failure
 from ascend_compat.cupy._core import _wrap, asarray, ndarray
 from ascend_compat.cupy._dtypes import cast_tensor, to_numpy_dtype
 from ascend_compat.cupy._manipulation import concatenate, normalize_axis
@@ -67,6 +68,16 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, *, min: 
     lo = a_min if a_min is not None else min
     hi = a_max if a_max is not None else max
     res = asarray(a) if not isinstance(a, ndarray) else a
+    try:
+        return _clip(res, lo, hi, out, kwargs)
+    except ValueError:  # NumPy's error names all three operands (one ternary ufunc there)
+        err = failure([x for x in (res, lo, hi) if x is not None], (out,))
+        if err is not None:
+            raise err from None
+        raise
+
+
+def _clip(res: ndarray, lo: Any, hi: Any, out: Any, kwargs: dict[str, Any]) -> ndarray:
     if lo is not None:
         res = U.maximum(res, lo, **kwargs) if hi is not None or out is None else U.maximum(res, lo, out=out, **kwargs)
     if hi is not None:
@@ -148,7 +159,13 @@ def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan:
     x, y = asarray(a), asarray(b)
     dt = numpy.result_type(x._dtype, y._dtype, 1.0)
     xt, yt = cast_tensor(x._t, x._dtype, dt), cast_tensor(y._t, y._dtype, dt)
-    return _wrap(torch.isclose(xt, yt, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    try:
+        return _wrap(torch.isclose(xt, yt, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    except RuntimeError:
+        err = failure((x, y))  # NumPy's error where they do not broadcast
+        if err is not None:
+            raise err from None
+        raise
 
 
 def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> ndarray:

@@ -3,16 +3,18 @@ nonzero/compress, ``ix_``, ``r_``/``c_``, index helpers."""
 
 from __future__ import annotations
 
+import math
 from typing import Any, Optional
 
 import numpy
 import torch
 
 from ascend_compat.cupy import _core_flip, _dtypes
+from ascend_compat.cupy._broadcast_errors import failure, input_into_error, operand_shape, shape_text
 from ascend_compat.cupy._core import _root, _wrap, asarray, ndarray
 from ascend_compat.cupy._dtypes import cast_tensor, to_numpy_dtype
 from ascend_compat.cupy._indexing_keys import _advanced_block, _move_block, _prepare
-from ascend_compat.cupy._manipulation import normalize_axis
+from ascend_compat.cupy._manipulation import broadcast_shapes, normalize_axis
 from ascend_compat.cupy._memory import read_first
 
 
@@ -76,11 +78,29 @@ def setitem(a: ndarray, key: Any, value: Any) -> None:
         v = _move_block(v.expand(shape), dst, src, n)
     try:
         t[k] = v
-    except RuntimeError as exc:
+    except RuntimeError:
         if isinstance(v, torch.Tensor) and v.dim() and v.shape[0] == 1:
             setitem(a, key, _wrap(v.squeeze(0), a._dtype))
             return
-        raise ValueError(f"could not broadcast input array: {exc}") from None
+        raise _assign_error(t, k, basic, v) from None
+
+
+def _assign_error(t: torch.Tensor, k: Any, basic: bool, v: Any) -> Exception:
+    """NumPy's error for ``t[k] = v`` where ``v`` does not broadcast to what ``k`` selects."""
+    vs = tuple(getattr(v, "shape", ()))
+    try:
+        target = tuple(torch.zeros((), dtype=torch.uint8, device=t.device).expand(t.shape)[k].shape)
+    except (IndexError, RuntimeError) as exc:
+        return IndexError(str(exc))
+    if basic:
+        return input_into_error(vs, target)
+    keys = k if isinstance(k, tuple) else (k,)
+    if len(keys) == 1 and isinstance(keys[0], torch.Tensor) and keys[0].dtype == torch.bool \
+            and keys[0].dim() == t.dim():
+        return ValueError(f"boolean array indexing assignment cannot assign {math.prod(vs)} input values to the "
+                          f"{target[0]} output values where the mask is true")
+    return ValueError(f"shape mismatch: value array of shape {shape_text(vs)} could not be broadcast to indexing "
+                      f"result of shape {shape_text(target)}")
 
 
 def take(a: Any, indices: Any, axis: Optional[int] = None, out: Any = None, mode: str = "raise") -> ndarray:
@@ -204,7 +224,13 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     dt = numpy.result_type(*[k if isinstance(k, numpy.dtype) else v for k, v in zip(keys, (x, y))])
     dt = to_numpy_dtype(dt)
     tx, ty = (_operand(v, dt, False) for v in (x, y))
-    return _wrap(torch.where(c, tx, ty), dt)
+    try:
+        return _wrap(torch.where(c, tx, ty), dt)
+    except RuntimeError:
+        err = failure((condition, x, y))  # NumPy's error where they do not broadcast
+        if err is not None:
+            raise err from None
+        raise
 
 
 def nonzero(a: Any) -> tuple[ndarray, ...]:
@@ -270,6 +296,9 @@ def putmask(a: ndarray, mask: Any, values: Any) -> None:
         _core_flip.rmw(a, putmask, mask, values)
         return
     m = asarray(mask)._t != 0
+    if m.numel() != a.size:
+        raise ValueError("putmask: mask and data must be the same size")
+    m = m.reshape(a._t.shape)  # (NumPy's rule: the same size)
     v = asarray(values)
     vt = cast_tensor(v._t, v._dtype, a._dtype)
     if vt.shape != a._t.shape:
@@ -282,6 +311,9 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> ndarray:
         raise ValueError("list of cases must be same length as list of conditions")
     if not condlist:
         raise ValueError("select with an empty condition list is not possible")
+    if not numpy.isscalar(default):  # (CuPy's check, before the shapes')
+        raise TypeError("default only accepts scalar values")
+    broadcast_shapes(*(operand_shape(x) for x in (*condlist, *choicelist)))  # (NumPy's error when they clash)
     res = where(condlist[-1], choicelist[-1], default)
     for c, v in zip(condlist[-2::-1], choicelist[-2::-1]):
         res = where(c, v, res)

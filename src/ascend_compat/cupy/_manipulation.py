@@ -10,6 +10,8 @@ import numpy
 import torch
 from numpy.exceptions import AxisError
 
+from ascend_compat.cupy._broadcast_errors import broadcast as _broadcast_of
+from ascend_compat.cupy._broadcast_errors import shape_text
 from ascend_compat.cupy._core import _root, _wrap, asarray, ndarray
 from ascend_compat.cupy._core_flip import view_of
 from ascend_compat.cupy._dtypes import cast_tensor, to_numpy_dtype
@@ -208,18 +210,26 @@ def atleast_3d(*arys: Any) -> Any:
 
 
 def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
+    """The shape ``shapes`` broadcast to; NumPy's ``ValueError`` naming the first two that clash."""
     try:
         return tuple(torch.broadcast_shapes(*shapes))
     except RuntimeError:
-        raise ValueError(f"shape mismatch: objects cannot be broadcast to a single shape: {shapes}") from None
+        norm = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+        last = next(i for i in range(len(norm)) if _broadcast_of(norm[:i + 1]) is None)
+        first = next(i for i in range(last) if _broadcast_of([norm[i], norm[last]]) is None) \
+            if any(_broadcast_of([s, norm[last]]) is None for s in norm[:last]) else 0
+        raise ValueError("shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is between arg "
+                         f"{first} with shape {norm[first]} and arg {last} with shape {norm[last]}.") from None
 
 
 def broadcast_to(array: Any, shape: Any) -> ndarray:
     a = asarray(array)
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    if len(shape) < a.ndim or broadcast_shapes(a.shape, shape) != shape:
+    if len(shape) < a.ndim:
+        raise ValueError("input operand has more dimensions than allowed by the axis remapping")
+    if _broadcast_of([a.shape, shape]) != shape:
         raise ValueError(f"operands could not be broadcast together with remapped shapes [original->remapped]: "
-                         f"{a.shape} and requested shape {shape}")
+                         f"{shape_text(a.shape)}  and requested shape {shape_text(shape)}")  # (NumPy's two spaces)
     return _view(a._t.expand(shape), a)
 
 

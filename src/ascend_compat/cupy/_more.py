@@ -7,9 +7,10 @@ from typing import Any, Callable, Literal
 import numpy
 import torch
 
+from ascend_compat.cupy._broadcast_errors import broadcast, input_into_error, shape_text
 from ascend_compat.cupy._core import _wrap, asarray, ndarray
 from ascend_compat.cupy._dtypes import cast_tensor
-from ascend_compat.cupy._manipulation import broadcast_shapes, normalize_axis
+from ascend_compat.cupy._manipulation import normalize_axis
 from ascend_compat.cupy._memory import read_first
 
 #: NumPy's casting rules.
@@ -41,8 +42,8 @@ def copyto(dst: ndarray, src: Any, casting: Casting = "same_kind", where: Any = 
                                                     numpy.array(src, dtype=dst._dtype))
     if s.ndim > dst.ndim and all(n == 1 for n in s.shape[:s.ndim - dst.ndim]):
         s = s.reshape(s.shape[s.ndim - dst.ndim:])  # NumPy drops leading length-1 dimensions of the source
-    if broadcast_shapes(s.shape, dst.shape) != dst.shape:
-        raise ValueError(f"could not broadcast input array from shape {s.shape} into shape {dst.shape}")
+    if broadcast((s.shape, dst.shape)) != dst.shape:
+        raise input_into_error(s.shape, dst.shape)
     st = cast_tensor(s._t, s._dtype, dst._dtype).expand(dst._t.shape)
     if isinstance(where, (bool, int, float, complex, numpy.generic)):  # a scalar mask: all or nothing
         if bool(where):
@@ -53,8 +54,9 @@ def copyto(dst: ndarray, src: Any, casting: Casting = "same_kind", where: Any = 
         w = w.reshape(w.shape[w.ndim - dst.ndim:])
     if w._dtype.kind != "b":
         raise TypeError("where= must be a boolean array")
-    if broadcast_shapes(w.shape, dst.shape) != dst.shape:
-        raise ValueError(f"could not broadcast where mask from shape {w.shape} into shape {dst.shape}")
+    if broadcast((w.shape, dst.shape)) != dst.shape:
+        raise ValueError(f"could not broadcast where mask from shape {shape_text(w.shape)} into shape "
+                         f"{shape_text(dst.shape)}")
     dst._t.copy_(torch.where(w._t, st, dst._t))
 
 

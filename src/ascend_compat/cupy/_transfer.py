@@ -132,9 +132,23 @@ def asnumpy(a: Any, stream: Any = None, order: str = "C", out: Any = None, *, bl
     return numpy.asarray(a, order=np_order)
 
 
+def new_ndarray(cls: type[ndarray], shape: Any, dtype: Any, memptr: Any, strides: Any, order: Any) -> Any:
+    """``cls(shape, dtype, memptr, strides, order)`` (``ndarray.__new__``): new memory, or a view of the memory
+    ``memptr`` (an array's ``.data``) with ``strides`` in bytes; a ``FlipView`` where a stride is negative."""
+    t, dt, base = _new_array(shape, dtype, memptr, strides, order)
+    if isinstance(t, ndarray):  # negative strides (``_core_flip``)
+        if cls is not ndarray:
+            raise TypeError(f"{cls.__name__}(memptr=, strides=): negative strides are supported for ndarray itself, "
+                            "not for its subclasses")
+        return t
+    self: ndarray = object.__new__(cls)
+    self._t, self._dtype, self._base = t, dt, base
+    return self
+
+
 def _new_array(shape: Any, dtype: Any, memptr: Any, strides: Any, order: Any) -> tuple[Any, Any, Any]:
-    """(tensor, dtype, base) of ``ndarray(shape, dtype, memptr, strides, order)``: new memory, or a view of the
-    memory ``memptr`` (an array's ``.data``) with ``strides`` in bytes."""
+    """(tensor, or a ``FlipView`` for negative strides; dtype; base) of ``ndarray(shape, dtype, memptr, strides,
+    order)``."""
     from ascend_compat.cupy._creation import _shape, empty
 
     shp = _shape(shape)
@@ -146,33 +160,47 @@ def _new_array(shape: Any, dtype: Any, memptr: Any, strides: Any, order: Any) ->
     if strides is None and memptr is None:
         new = empty(shp, dt, order=order or "C")
         return new._t, dt, None
-    if memptr is None:  # strides into new memory of the array's own size, as NumPy
-        memptr = empty((math.prod(shp) * dt.itemsize,), numpy.uint8).data
-    src = memptr._a
-    if dt in _dtypes.WIDENED or src._dtype in _dtypes.WIDENED:
-        raise TypeError("ndarray(memptr=) cannot reinterpret uint16/uint32/uint64 memory in ascend_compat.cupy")
     isz = dt.itemsize
     byte_strides = _default_strides(shp, isz, order) if strides is None else tuple(int(s) for s in strides)
     if len(byte_strides) != len(shp):
         raise ValueError(f"ndarray() with strides {byte_strides}: need one stride per axis of shape {shp}")
-    if any(s < 0 for s in byte_strides):
-        raise ValueError(f"ndarray() with strides {byte_strides}: negative strides are not supported")
-    from ascend_compat.cupy._core_flip import layout, memory_tensor
+    if memptr is None:  # strides into new memory of the array's own size, as NumPy (CuPy's checks and wording)
+        if all(shp) and any(n > 1 and s < 0 for n, s in zip(shp, byte_strides)):  # (CuPy's get_range)
+            raise ValueError("ndarray() with strides currently does not allow negative strides")
+        right = 0 if not all(shp) else isz + sum((n - 1) * s for n, s in zip(shp, byte_strides))
+        if right > math.prod(shp) * isz:
+            raise ValueError(f"ndarray() with strides must stay within a contiguous size of {math.prod(shp) * isz} "
+                             f"but got {right}.")
+        memptr = empty((math.prod(shp) * isz,), numpy.uint8).data
+    return _view_of_memory(shp, dt, memptr, byte_strides)
 
+
+def _view_of_memory(shp: tuple[int, ...], dt: numpy.dtype, memptr: Any, byte_strides: tuple[int, ...]
+                    ) -> tuple[Any, Any, Any]:
+    """(tensor, dtype, base) of the view of ``memptr``'s memory whose element 0 is at ``memptr`` (CuPy's rule, also
+    for negative strides: the other elements may lie below it); a view reaching outside the memory raises."""
+    from ascend_compat.cupy._core import _root
+    from ascend_compat.cupy._core_flip import layout, make, memory_tensor
+
+    src = memptr._a
+    if dt in _dtypes.WIDENED or src._dtype in _dtypes.WIDENED:
+        raise TypeError("ndarray(memptr=) cannot reinterpret uint16/uint32/uint64 memory in ascend_compat.cupy")
+    isz = dt.itemsize
     mt = memory_tensor(src)  # (a negative-stride view's memory too; memptr counts from its first element)
     storage = mt.untyped_storage()
     start = layout(src)[0] * mt.element_size() + memptr.offset
     if start % isz or any(s % isz for s in byte_strides):
         raise ValueError(f"memptr offset and strides must be multiples of the itemsize {isz}")
-    extent = start + sum((n - 1) * s for n, s in zip(shp, byte_strides) if s > 0) + isz
-    if all(shp) and (extent > storage.nbytes() or start < 0):
-        raise ValueError(f"ndarray() with strides {byte_strides} reaches past the end of its {storage.nbytes()}-byte "
-                         f"buffer (shape {shp}, itemsize {isz})")
-    t = torch.empty(0, dtype=_dtypes.storage_dtype(dt), device=mt.device)
-    t.set_(storage, start // isz, shp, tuple(s // isz for s in byte_strides))
-    from ascend_compat.cupy._core import _root
-
-    return t, dt, _root(src)
+    if all(shp):  # CuPy does not check (the memory may be foreign); torch cannot reach outside its storage
+        low = start + sum((n - 1) * s for n, s in zip(shp, byte_strides) if s < 0)
+        high = start + sum((n - 1) * s for n, s in zip(shp, byte_strides) if s > 0) + isz
+        if low < 0 or high > storage.nbytes():
+            raise ValueError(f"ndarray() with strides {byte_strides} reaches outside its {storage.nbytes()}-byte "
+                             f"memory: bytes [{low}, {high}) of it (shape {shp}, itemsize {isz}, element 0 at byte "
+                             f"{start})")
+    t = torch.empty(0, dtype=_dtypes.storage_dtype(dt), device=mt.device).set_(storage)
+    out = make(t, (start // isz, shp, tuple(s // isz for s in byte_strides)), dt, _root(src))
+    return (out if out._is_flip else out._t), dt, _root(src)
 
 
 def _default_strides(shape: tuple[int, ...], itemsize: int, order: Any) -> tuple[int, ...]:

@@ -15,6 +15,7 @@ import numpy
 import torch
 
 from ascend_compat.cupy import _alloc, _dtypes, _float64
+from ascend_compat.cupy._broadcast_errors import check_operands, failure
 from ascend_compat.cupy._core import _wrap, current_torch_device, ndarray
 from ascend_compat.cupy._dtypes import WRAP_MASK, cast_tensor, storage_dtype
 from ascend_compat.cupy._ufunc_support import (
@@ -41,6 +42,7 @@ from ascend_compat.cupy._ufunc_write import (
     NumpyWriter,
     finish,
     min_elements,
+    out_kernel,
     store,
     write_new,
     writer_for,
@@ -116,6 +118,19 @@ class ufunc:  # noqa: N801
             return self._call(*args, **kwargs)
         except torch.OutOfMemoryError as exc:  # CuPy's type (a subclass of the backend's)
             _alloc.raise_cupy_oom(exc)
+        except (ValueError, RuntimeError):
+            # NumPy's error where out=/where= do not broadcast: checked after a failure (it costs more than a call)
+            self._recheck(args, kwargs)
+            raise
+
+    def _recheck(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Raise NumPy's broadcasting error for the operands, outputs and mask of a call that failed, if any."""
+        out = args[self.nin:] or kwargs.get("out")
+        where = kwargs.get("where", True)
+        err = None if out is None and where is True else \
+            failure(args[:self.nin], out if isinstance(out, tuple) else (out,), where)
+        if err is not None:
+            raise err from None
 
     def _direct_out(self, args: tuple[Any, ...], o: ndarray) -> Optional[ndarray]:
         """``f(a, b, out=o)`` for device arrays whose loop is known, written by torch straight into ``o`` (inputs
@@ -138,8 +153,11 @@ class ufunc:  # noqa: N801
                 or (plan[9] and ot.device.type not in _FULL_F64):
             return None
         writer = plan[7]
-        if isinstance(writer, NumpyWriter) and ot.numel() >= NUMPY_MIN and ot.device.type == "cpu":
-            direct = writer  # NumPy's kernel, faster on the CPU for this op and dtype
+        if isinstance(writer, NumpyWriter):
+            if ot.numel() >= NUMPY_MIN and ot.device.type == "cpu":
+                direct = writer  # NumPy's kernel, faster on the CPU for this op and dtype
+        elif writer is not None:
+            direct = writer  # (the loop's own: complex add/subtract/negative part by part)
         try:
             direct(*unalias(ts, ot), out=ot)
         except torch.OutOfMemoryError:
@@ -216,6 +234,8 @@ class ufunc:  # noqa: N801
             if kwargs:
                 raise TypeError(f"{self.name}() got unexpected keyword argument(s) {sorted(kwargs)}")
         outs = self._check_outs(out)
+        if self.nout > 1 and out is not None:  # (every output checked before the first is written)
+            check_operands(args, outs, where)
         if out is not None and any(o is not None and o._is_flip for o in outs):
             return self._into_flipped(args, outs, dtype=dtype, casting=casting, where=where)
         # objects standing for an array (cupy.poly1d) take part through __cupy_get_ndarray__, as in CuPy
@@ -238,7 +258,7 @@ class ufunc:  # noqa: N801
         ins = [_operand(a, loop[i], scalar_ok) for i, a in enumerate(args)]
         if self.name in _CMP_OOB and loop[0] == _dtypes.UINT64 and loop[1] == _dtypes.UINT64:
             ins = [i ^ _I64_MIN for i in ins]  # order uint64 bit patterns as unsigned (sign bit flipped)
-        direct = OUT_KERNELS.get(self.name)
+        direct = out_kernel(self.name, loop[nin])
         o = outs[0]
         if direct is not None and o is not None and where is True and o._dtype == loop[nin] and \
                 loop[nin] not in WRAP_MASK and isinstance(ins[0], torch.Tensor):

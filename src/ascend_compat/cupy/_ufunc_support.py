@@ -9,6 +9,7 @@ import numpy
 import torch
 
 from ascend_compat.cupy import _dtypes
+from ascend_compat.cupy._broadcast_errors import broadcast, operand_shape, operands_error
 from ascend_compat.cupy._core import _wrap, asarray, current_torch_device, ndarray
 from ascend_compat.cupy._dtypes import WRAP_MASK, cast_tensor, storage_dtype
 
@@ -110,13 +111,9 @@ def _broadcast(s1: Any, s2: Any) -> Any:
 
 
 def _broadcast_error(args: Any, exc: Exception) -> Exception:
-    shapes = [tuple(a._t.shape) for a in args if isinstance(a, ndarray)]
-    try:
-        torch.broadcast_shapes(*shapes)
-    except RuntimeError:
-        text = " ".join(str(s).replace(" ", "") for s in shapes)
-        return ValueError(f"operands could not be broadcast together with shapes {text}")
-    return exc
+    """NumPy's error for operands that do not broadcast together (scalars as ``()``), else ``exc``."""
+    shapes = [operand_shape(a) for a in args]
+    return operands_error(shapes) if broadcast(shapes) is None else exc
 
 
 def reduceat(uf: Any, array: Any, indices: Any, axis: int = 0, dtype: Any = None, out: Any = None) -> Any:

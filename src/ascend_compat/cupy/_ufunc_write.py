@@ -14,7 +14,8 @@ import numpy
 import torch
 from numpy.exceptions import ComplexWarning
 
-from ascend_compat.cupy import _alloc
+from ascend_compat.cupy import _alloc, _complex_arith
+from ascend_compat.cupy._broadcast_errors import shape_text
 from ascend_compat.cupy._core import _wrap, asarray, ndarray
 from ascend_compat.cupy._dtypes import WRAP_MASK, cast_tensor, storage_dtype
 from ascend_compat.cupy._ufunc_support import unalias
@@ -26,6 +27,15 @@ OUT_KERNELS: dict[str, Callable[..., Any]] = {
     "log": torch.log, "sqrt": torch.sqrt, "tanh": torch.tanh, "absolute": torch.abs, "negative": torch.neg,
     "square": torch.square, "log1p": torch.log1p, "expm1": torch.expm1,
 }
+# The same for complex loops: add, subtract and negative part by part (``_complex_arith``: NumPy's signed zeros and
+# infinities; torch's complex kernels lose them).
+COMPLEX_OUT_KERNELS = {**OUT_KERNELS, "add": _complex_arith.add, "subtract": _complex_arith.sub,
+                       "negative": _complex_arith.neg}
+
+
+def out_kernel(name: str, loop_out: numpy.dtype) -> Optional[Callable[..., Any]]:
+    """The kernel writing ufunc ``name``'s result of loop dtype ``loop_out`` into ``out=`` (None: none)."""
+    return (COMPLEX_OUT_KERNELS if loop_out.kind == "c" else OUT_KERNELS).get(name)
 
 # Float arrays on the CPU: ufuncs (by loop dtype char, f = float32, d = float64) whose NumPy SIMD kernel is several
 # times faster than torch's CPU kernel (torch 2.13 on x86-64: cos/sin/tan/exp/log/tanh 2-9x slower, see
@@ -55,7 +65,7 @@ def writer_for(name: str, np_writer: Optional[NumpyWriter], lout: numpy.dtype) -
         return None
     if np_writer is not None and lout.char in NUMPY_FASTER[name]:
         return np_writer
-    return OUT_KERNELS.get(name)
+    return out_kernel(name, lout)
 
 
 def min_elements(writer: Any, lout: numpy.dtype) -> int:
@@ -126,8 +136,8 @@ def store(r: torch.Tensor, loop_dt: numpy.dtype, out: Optional[ndarray], where: 
         except RuntimeError:
             pass
         if expanded is None:
-            raise ValueError(f"non-broadcastable output operand with shape {out.shape} doesn't match the "
-                             "broadcast shape of the inputs")
+            raise ValueError(f"non-broadcastable output operand with shape {shape_text(out.shape)} doesn't match "
+                             f"the broadcast shape {shape_text(r.shape)}")
         r = expanded
     if loop_dt.kind == "c" and out._dtype.kind not in "cb":  # casting="unsafe" into a real out=, as NumPy
         warnings.warn("Casting complex values to real discards the imaginary part", ComplexWarning, stacklevel=4)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
+from ascend_compat.cupy import _complex_arith
 from ascend_compat.cupy._ufunc import create_ufunc
 from ascend_compat.cupy._ufunc_support import UINT64_KERNELS
 
@@ -152,12 +153,16 @@ def _fminmax(fn: Any) -> Any:
     return kernel
 
 
-def _tensor_op(fn: Any, tfn: Any, logical: Any = None) -> Any:
-    """``tfn(a, b)`` for a tensor ``a`` (``logical`` for bool tensors where given), else ``fn(a, b)``: the torch
-    function skips the Python-level ``Tensor.__add__`` wrapper (about 1 us a call)."""
+def _tensor_op(fn: Any, tfn: Any, logical: Any = None, parts: Any = None) -> Any:
+    """``tfn(a, b)`` for a tensor ``a`` (``logical`` for bool tensors, ``parts`` for complex ones where given), else
+    ``fn(a, b)``: the torch function skips the Python-level ``Tensor.__add__`` wrapper (about 1 us a call)."""
     def kernel(a: Any, b: Any) -> Any:
         if isinstance(a, _T):
+            if parts is not None and a.is_complex():
+                return parts(a, b)
             return logical(a, b) if logical is not None and a.dtype == torch.bool else tfn(a, b)
+        if parts is not None and isinstance(b, _T) and b.is_complex():  # (a scalar minus a complex tensor)
+            return parts(a, b)
         return fn(a, b)
     return kernel
 
@@ -197,8 +202,8 @@ _remainder = _safe_int_div(torch.remainder)
 _fmod = _safe_int_div(torch.fmod)
 
 _BINARY_SCALAR = {
-    "add": _tensor_op(operator.add, torch.add, torch.logical_or),
-    "subtract": _tensor_op(operator.sub, torch.sub),
+    "add": _tensor_op(operator.add, torch.add, torch.logical_or, _complex_arith.add),
+    "subtract": _tensor_op(operator.sub, torch.sub, parts=_complex_arith.sub),
     "multiply": _tensor_op(operator.mul, torch.mul, torch.logical_and),
     "true_divide": _true_divide,
     "equal": _tensor_op(operator.eq, torch.eq), "not_equal": _tensor_op(operator.ne, torch.ne),
@@ -219,7 +224,7 @@ _BINARY = {
 }
 UINT64_KERNELS["right_shift"] = _int_shift(_logical_right_shift)  # torch shifts uint64 arithmetically
 _UNARY = {
-    "negative": operator.neg, "positive": torch.clone, "absolute": _abs, "fabs": torch.abs,
+    "negative": _complex_arith.neg, "positive": torch.clone, "absolute": _abs, "fabs": torch.abs,
     "sign": _sign, "rint": _rounding(torch.round), "conjugate": _conj,
     "exp": torch.exp, "exp2": torch.exp2, "expm1": torch.expm1, "log": torch.log, "log2": torch.log2,
     "log10": torch.log10, "log1p": torch.log1p, "sqrt": torch.sqrt, "cbrt": _cbrt, "square": torch.square,
