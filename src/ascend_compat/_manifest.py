@@ -9,13 +9,15 @@ caller decides how careful to be with a folder whose list it cannot trust. Only 
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Optional
+from typing import BinaryIO, Optional
 
 from ascend_compat import _atomic
 
@@ -44,12 +46,25 @@ def file_digest(path: str) -> Optional[str]:
     """sha256 of the file at ``path``; None when it cannot be read (its mode changed: the user's doing)."""
     digest = hashlib.sha256()
     try:
-        with open(path, "rb") as fh:
+        with _open_regular(path) as fh:
             for block in iter(lambda: fh.read(1 << 20), b""):
                 digest.update(block)
     except OSError:
         return None
     return digest.hexdigest()
+
+
+def _open_regular(path: str) -> BinaryIO:
+    """``path`` opened for reading when it is a regular file (a symlink to one included); OSError otherwise.
+    Opened without blocking: a FIFO put where a file was would otherwise wait for a writer for ever."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def safe_relative(rel: str) -> PurePosixPath:
@@ -73,11 +88,11 @@ def write(path: str, generator: str, files: Mapping[str, str], *, fsync: bool = 
 def read(path: str) -> Manifest:
     """The manifest at ``path``, whatever is there; never raises for its content (see :class:`Manifest`)."""
     try:
-        with open(path, "rb") as fh:
+        with _open_regular(path) as fh:
             raw = fh.read(64 << 20)
     except FileNotFoundError:
         return Manifest("missing")
-    except OSError:  # a directory, no permission: present but not readable as a list
+    except OSError:  # a directory, a FIFO, no permission: present but not readable as a list
         return Manifest("corrupt")
     if raw.startswith(LEGACY_PREFIX.encode()) and b"\n" not in raw.rstrip(b"\n"):
         return Manifest("unlisted")

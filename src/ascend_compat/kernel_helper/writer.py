@@ -18,13 +18,12 @@ list and the "edited since?" test are :mod:`ascend_compat._manifest`'s.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Optional, Union
 
-from ascend_compat import _atomic, _manifest
+from ascend_compat import _atomic, _manifest, _staging
 from ascend_compat.kernel_helper.render import render_project
 from ascend_compat.kernel_helper.spec import OpSpec
 
@@ -71,7 +70,7 @@ def _stage(files: dict[str, str], target: Path) -> _atomic.Staging:
     marker = _manifest.dumps("ascend-compat scaffold", {rel: _manifest.sha256(text.encode("utf-8"))
                                                        for rel, text in files.items()})
     try:
-        for rel, text in {**files, MARKER: marker}.items():
+        for rel, text in {MARKER: marker, **files}.items():  # the list first: see _strays
             dest = Path(staging.path).joinpath(*_safe_relative(rel).parts)
             dest.parent.mkdir(parents=True, exist_ok=True)
             # Plain writes: nothing reads the folder before the renames below, which are the atomic step.
@@ -81,8 +80,7 @@ def _stage(files: dict[str, str], target: Path) -> _atomic.Staging:
                 dest.chmod(_atomic.new_file_mode(executable=True))
         os.chmod(staging.path, _atomic.new_file_mode(executable=True))  # mkdtemp made it 0700
     except BaseException:
-        shutil.rmtree(staging.path, ignore_errors=True)
-        staging.release()
+        _discard(staging)
         raise
     return staging
 
@@ -138,15 +136,23 @@ def _swap_in(staging: Path, target: Path, new: list[str], old: dict[str, str]) -
             os.replace(keep, dest)
         raise
     finally:
-        shutil.rmtree(backup.path, ignore_errors=True)  # empty after a rollback; only scaffold files otherwise
-        backup.release()
+        _discard(backup)  # empty after a rollback; only scaffold files otherwise
+
+
+def _discard(folder: _atomic.Staging) -> None:
+    """Delete a folder of this run, its marker last (a kill midway leaves it recognisable), and release it."""
+    try:
+        _staging.discard(folder.path)
+    finally:
+        folder.release()
 
 
 def _recover(target: Path) -> None:
     """Clear up after a scaffold of ``target`` that was killed (only folders it marked, see
     :mod:`ascend_compat._atomic`): a stale staging marker in ``target`` is removed, a swap left midway is rolled
     back (the earlier files put back where nothing has changed since, else left in their backup and said
-    where), and staging folders, which hold only generated files, are deleted. Each step is said on stderr."""
+    where), and staging folders, which hold only generated files, are deleted (one holding a file the user saved
+    in it since is left, and named). Each step is said on stderr."""
     inside = _atomic.abandoned(str(target))
     if inside is not None:
         try:
@@ -160,8 +166,9 @@ def _recover(target: Path) -> None:
         for backup in (s for s in found if s.info.get("role") == "backup"):
             _roll_back(target, backup, stagings.pop(str(backup.info.get("staging")), None))
         for staging in stagings.values():
-            _atomic.remove_marked(staging.path)
-            _say(f"removed {staging.path}, the staging folder of a scaffold that was killed (generated files only)")
+            if _discard_leftover(staging):
+                _say(f"removed {staging.path}, the staging folder of a scaffold that was killed (generated files "
+                     "only)")
     finally:
         for s in found:
             s.release()
@@ -170,11 +177,18 @@ def _recover(target: Path) -> None:
 def _roll_back(target: Path, backup: _atomic.Staging, staging: Optional[_atomic.Staging]) -> None:
     """Undo a swap into ``target`` killed midway (see :func:`_recover`)."""
     new = _manifest.read(os.path.join(staging.path, MARKER)) if staging is not None else None
+    if not target.is_dir():  # deleted since: putting back the generated files it held would make a broken project
+        for s in (backup, staging):
+            if s is not None:
+                _discard_leftover(s)
+        _say(f"removed {backup.path}, left by a scaffold --force that was killed ({target} is gone since: the "
+             "generated files it held are not put back)")
+        return
     if staging is None or new is None or new.state != "listed":
         # The manifest had moved in, the last step: the backup holds only the replaced generated files.
         for s in (backup, staging):
             if s is not None:
-                _atomic.remove_marked(s.path)
+                _discard_leftover(s)
         _say(f"removed {backup.path}, left by a scaffold --force that was killed after its last step")
         return
     saved = _manifest.entries(backup.path, skip=[_atomic.STAGING_MARKER])
@@ -198,9 +212,34 @@ def _roll_back(target: Path, backup: _atomic.Staging, staging: Optional[_atomic.
         dest = os.path.join(target, *_safe_relative(rel).parts)
         if old.state == "listed" and rel not in old.files and rel not in moved_in and _manifest.unchanged(dest, digest):
             os.unlink(dest)
-    _atomic.remove_marked(backup.path)
-    _atomic.remove_marked(staging.path)
+    _discard_leftover(backup)
+    _discard_leftover(staging)
     _say(f"a scaffold --force of {target} was killed midway: its earlier files are back in place")
+
+
+def _strays(folder: _atomic.Staging) -> list[str]:
+    """What a killed scaffold's staging or backup folder holds that the scaffold did not put there (a file the
+    user saved in it since; not a folder the swap emptied). A staging folder's list is its first file; a
+    backup's is the earlier manifest, when it was moved there (else the backup is not checked: it holds files
+    the swap verified as generated)."""
+    listed = _manifest.read(os.path.join(folder.path, MARKER))
+    if listed.state != "listed" and folder.info.get("role") == "backup":
+        return []
+    files = listed.files if listed.state == "listed" else {}
+    # Paths not listed only: a listed file that differs may be one a kill cut short while it was written.
+    return [rel for rel, path in _manifest.entries(folder.path, skip=[_atomic.STAGING_MARKER, MARKER])
+            if rel not in files and (os.path.islink(path) or not os.path.isdir(path))]  # empty: the swap emptied it
+
+
+def _discard_leftover(folder: _atomic.Staging) -> bool:
+    """Delete a killed run's folder unless it holds something of the user's (then say where); whether deleted."""
+    strays = _strays(folder)
+    if strays:
+        _say(f"{folder.path}, left by a scaffold that was killed, holds {', '.join(strays)}, not written by it: "
+             "left as it is")
+        return False
+    _atomic.remove_marked(folder.path)
+    return True
 
 
 def scaffold(spec: OpSpec, output: Union[str, os.PathLike[str]], force: bool = False) -> ScaffoldResult:
@@ -211,6 +250,11 @@ def scaffold(spec: OpSpec, output: Union[str, os.PathLike[str]], force: bool = F
     """
     files = render_project(spec)  # validates the spec before anything touches the disk
     target = Path(output).resolve()
+    with _staging.target_lock(str(target), _say):  # one run at a time from recovery to the last rename
+        return _write(files, target, force)
+
+
+def _write(files: dict[str, str], target: Path, force: bool) -> ScaffoldResult:
     _recover(target)
     if target.exists() and not target.is_dir():
         raise FileExistsError(f"{target} exists and is not a directory")
@@ -227,6 +271,5 @@ def scaffold(spec: OpSpec, output: Union[str, os.PathLike[str]], force: bool = F
         else:
             _swap_in(Path(staging.path), target, sorted(files), old)
     finally:
-        shutil.rmtree(staging.path, ignore_errors=True)
-        staging.release()
+        _discard(staging)
     return ScaffoldResult(target, tuple(files), old is not None)

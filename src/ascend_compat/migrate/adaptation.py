@@ -13,7 +13,8 @@ added to it (notes, a build of a kernel), generated files edited since (a kernel
 folders. The marker (:mod:`ascend_compat._manifest`) lists what was generated, with a sha256 each, to tell them
 apart; in a folder from before that list, every file the new run does not generate is carried; with a damaged
 list, every file that differs from the new generation is. The staging folder is marked as this tool's
-(:mod:`ascend_compat._atomic`): the next run clears up after a report killed midway (:func:`_recover`).
+(:mod:`ascend_compat._atomic`): the next run clears up after a report killed midway
+(:mod:`ascend_compat.migrate.adaptation_swap`); two runs on one folder take turns (:mod:`ascend_compat._staging`).
 """
 
 from __future__ import annotations
@@ -21,21 +22,20 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from ascend_compat import __version__, _atomic, _manifest
+from ascend_compat import __version__, _atomic, _manifest, _staging
 from ascend_compat.migrate import deps
+from ascend_compat.migrate.adaptation_swap import KIND as _KIND
+from ascend_compat.migrate.adaptation_swap import MARKER, recover, say, swap_folder
+from ascend_compat.migrate.adaptation_swap import SKIP as _SKIP
 from ascend_compat.migrate.model import RULES, ScanResult
 from ascend_compat.migrate.project import Analysis
 from ascend_compat.migrate.report_deps import collect
 from ascend_compat.migrate.report_precision import op_groups
 
-MARKER = ".ascend-compat-adaptation"
 FOLDER = "ascend_adaptation"
-_KIND = "adaptation"  # the kind of its staging folders (see _atomic's folder staging)
-_SKIP = (MARKER, _atomic.STAGING_MARKER)
 
 
 class AdaptationError(ValueError):
@@ -213,12 +213,17 @@ def write_adaptation(result: ScanResult, analysis: Analysis, root: str, folder: 
     root, folder = os.path.abspath(root), os.path.abspath(folder)
     if os.path.islink(folder):  # replacing it would drop the link and leave its target stale
         raise AdaptationError(f"{folder} is a symlink: not replacing it (choose another --adapt-dir)")
-    _recover(folder)
-    if os.path.exists(folder) and not os.path.isfile(os.path.join(folder, MARKER)):
-        raise AdaptationError(f"{folder} exists and was not written by ascend-compat: not touching it "
-                              "(choose another --adapt-dir)")
+    with _staging.target_lock(folder, say):  # one run at a time from recovery to the last rename
+        recover(folder)
+        if os.path.exists(folder) and not os.path.isfile(os.path.join(folder, MARKER)):
+            raise AdaptationError(f"{folder} exists and was not written by ascend-compat: not touching it "
+                                  "(choose another --adapt-dir)")
+        return _write(result, analysis, root, folder)
+
+
+def _write(result: ScanResult, analysis: Analysis, root: str, folder: str) -> Adaptation:
+    """Stage the folder beside ``folder``, carry the user's entries into it and swap it into place."""
     previous = _manifest.read(os.path.join(folder, MARKER)) if os.path.exists(folder) else None
-    os.makedirs(os.path.dirname(folder), exist_ok=True)
     marked = _atomic.make_staging(folder, _KIND, carries=previous is not None)
     staging = marked.path
     out = Adaptation(folder)
@@ -243,14 +248,15 @@ def write_adaptation(result: ScanResult, analysis: Analysis, root: str, folder: 
                           "status": "✅ generated"})
         _scaffolds(analysis, staging, out)
         generated = _manifest.folder_digests(staging, skip=_SKIP)
+        # Listed before anything is carried: a killed run's staging without a list holds nothing of the user's.
+        _manifest.write(os.path.join(staging, MARKER), f"ascend-compat {__version__}", generated, fsync=False)
         if previous is not None:
             out.kept = _carry(folder, staging, _ours(previous, folder, generated))
-        _manifest.write(os.path.join(staging, MARKER), f"ascend-compat {__version__}", generated, fsync=False)
         os.chmod(staging, _atomic.new_file_mode(executable=True))  # mkdtemp made it 0700
         _atomic.checkpoint("adaptation:staged")
-        _swap_folder(staging, folder)
+        swap_folder(staging, folder)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        _staging.discard(staging)
         raise
     finally:
         marked.release()
@@ -304,97 +310,6 @@ def _carry_one(path: str, dest: str, rel: str) -> None:
     else:
         raise AdaptationError(f"{rel} in the adaptation folder is not a regular file (a FIFO, socket or device): "
                               "move it away and run report again (nothing was changed)")
-
-
-def _swap_folder(staging: str, folder: str) -> None:
-    """Rename ``staging`` to ``folder``. A directory is a tree, not one file, so ``_atomic`` cannot write it, and
-    ``os.replace`` refuses a non-empty directory: the old folder is renamed aside first (put back should the
-    second rename fail) and deleted only once the new one is in place, so it is never lost half-deleted. A kill
-    between the renames leaves it aside, named after the staging folder, for :func:`_recover` to put back."""
-    aside = None
-    if os.path.lexists(folder):
-        aside = f"{staging}.old"
-        os.replace(folder, aside)
-        _atomic.checkpoint("adaptation:aside")
-        try:
-            os.replace(staging, folder)
-        except BaseException:
-            os.replace(aside, folder)
-            raise
-    else:
-        os.replace(staging, folder)
-    _atomic.checkpoint("adaptation:swapped")
-    os.unlink(os.path.join(folder, _atomic.STAGING_MARKER))
-    if aside is not None:
-        _remove_aside(aside, folder)
-
-
-def _remove_aside(aside: str, folder: str) -> None:
-    """Delete the old folder moved aside, marked first so that a kill midway leaves it recognisable."""
-    marked = None
-    try:
-        marked = _atomic.mark(aside, _KIND, folder, "aside")
-        _atomic.remove_marked(aside)
-    except OSError:
-        shutil.rmtree(aside, ignore_errors=True)
-    finally:
-        if marked is not None:
-            marked.release()
-
-
-def _say(message: str) -> None:
-    print(f"ascend-compat report: {message}", file=sys.stderr)
-
-
-def _old_folder(path: str) -> bool:  # a real folder holding this tool's adaptation marker
-    return os.path.isdir(path) and not os.path.islink(path) and os.path.isfile(os.path.join(path, MARKER))
-
-
-def _recover(folder: str) -> None:
-    """Clear up what a report killed while writing ``folder`` left (only folders it marked, see
-    :mod:`ascend_compat._atomic`), saying each step on stderr: the previous folder, moved aside, is put back when
-    ``folder`` is missing (else both are left and the user told where); a staging folder is deleted (generated
-    files, links to the user's files in ``folder``); an old folder whose deletion was cut short is deleted."""
-    inside = _atomic.abandoned(folder)
-    try:
-        if inside is not None and inside.info.get("kind") == _KIND and inside.info.get("role") == "staging":
-            # Swapped into place, killed before its last steps: the folder is complete, the old one maybe aside.
-            os.unlink(os.path.join(folder, _atomic.STAGING_MARKER))
-            aside = os.path.join(os.path.dirname(folder), os.path.basename(str(inside.info.get("name"))) + ".old")
-            if os.path.basename(aside).startswith(f".{os.path.basename(folder)}.tmp-") and _old_folder(aside):
-                _remove_aside(aside, folder)
-                _say(f"removed {aside}, the previous folder, left by a report killed as it finished (your files "
-                     f"in it had been carried into {folder})")
-    finally:
-        if inside is not None:
-            inside.release()
-    found = _atomic.leftovers(folder, _KIND)
-    try:
-        for left in found:
-            _recover_one(folder, left)
-    finally:
-        for left in found:
-            left.release()
-
-
-def _recover_one(folder: str, left: _atomic.Staging) -> None:
-    aside, role = f"{left.path}.old", left.info.get("role")
-    if role not in ("staging", "aside"):
-        return  # no role this module gives: not touched
-    if role == "staging" and _old_folder(aside):  # killed between the two renames
-        if os.path.lexists(folder):
-            _say(f"a report was killed while it replaced {folder}: your earlier folder is {aside} ({folder} was "
-                 "made again since, so both are left as they are)")
-            return
-        os.replace(aside, folder)
-        _say(f"put back {folder}, which a report killed midway had moved to {aside}")
-    elif not os.path.isdir(folder) and (role == "aside" or left.info.get("carries")):
-        _say(f"{left.path}, left by a report that was killed, may hold your earlier files ({folder} is gone): "
-             "left as it is")
-        return
-    _atomic.remove_marked(left.path)
-    what = "the previous folder" if role == "aside" else "the staging folder"
-    _say(f"removed {left.path}, {what} of a report that was killed (nothing of yours is only there)")
 
 
 __all__ = ["FOLDER", "MARKER", "Adaptation", "AdaptationError", "write_adaptation", "write_text"]
