@@ -236,7 +236,8 @@ REPORT_TEST_LOG: Setting[Optional[str]] = Setting(
 # -- other tools' variables the package reads --------------------------------------------------------------------------
 
 NO_COLOR: Setting[Optional[str]] = Setting(
-    "NO_COLOR", None, "anything (https://no-color.org)", "Set: the CLI prints no ANSI colour.", _text, ours=False)
+    "NO_COLOR", None, "anything (https://no-color.org)", "Set to a non-empty value: the CLI prints no ANSI colour.",
+    _text, ours=False)
 LOCAL_WORLD_SIZE: Setting[Optional[int]] = Setting(
     "LOCAL_WORLD_SIZE", None, "a whole number >= 1 (set by torchrun)",
     "Processes on this node: the CPU backend's and the simulator's device count.", _count, ours=False)

@@ -68,9 +68,10 @@ def test_port_skips_them_and_writes_only_the_regular_file(hostile_tree: Path) ->
     assert ".npu()" in (hostile_tree / "ok.py").read_text()
 
 
-def test_a_file_named_explicitly_is_checked_the_same_way(hostile_tree: Path) -> None:
+def test_a_file_named_explicitly_is_never_opened_and_leaves_the_scan_incomplete(hostile_tree: Path) -> None:
     r = cli("check", str(hostile_tree / "p.py"), "--format", "json", "--fail-on", "never", timeout=30)
-    assert r.returncode == 0 and "FIFO" in _skipped(json.loads(r.stdout))["p.py"]
+    (f,) = json.loads(r.stdout)["files"]
+    assert r.returncode == 3 and f["status"] == "failed" and "FIFO" in f["error"]
 
 
 def test_the_safe_reader_refuses_every_non_regular_file(tmp_path: Path) -> None:

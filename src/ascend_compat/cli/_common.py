@@ -14,8 +14,9 @@ if TYPE_CHECKING:
 
 
 def use_color(stream: TextIO) -> bool:
-    """ANSI colour only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
-    return "NO_COLOR" not in os.environ and hasattr(stream, "isatty") and stream.isatty()
+    """ANSI colour only on a terminal, and never when NO_COLOR is set to a non-empty value (https://no-color.org:
+    an empty NO_COLOR is as if unset)."""
+    return not os.environ.get("NO_COLOR") and hasattr(stream, "isatty") and stream.isatty()
 
 
 def progress_bar(

@@ -126,8 +126,10 @@ def main(args: argparse.Namespace) -> int:
         for r in failed:
             print(f"{r.path}: not ported: {r.error}", file=sys.stderr)
         review = sum(len(r.unfixed) for r in results if isinstance(r, (PortSuccess, PortSkip)))
+        unread = sum(isinstance(r, PortSkip) and r.unread for r in results)  # FIFOs in a folder: said, not failed
         action = "rewrote" if args.write else (f"wrote copies to {args.output} of" if args.output else "would change")
         print(f"{action} {len(changed)} file(s), {sum(len(r.changes) for r in changed)} change(s); "
               f"{len(failed)} failed; " + (f"{len(unwritten)} not written (above); " if unwritten else "") +
+              (f"{unread} skipped unread (not regular files or over a budget; --json says why); " if unread else "") +
               f"{review} finding(s) need a person (see `ascend-compat check`)", file=sys.stderr)
     return EXIT_FAILED if failed or unwritten else 0

@@ -102,6 +102,11 @@ def _build_spec(args: argparse.Namespace) -> Any:
     return spec
 
 
+def _cli_words(message: str) -> str:
+    """The writer's message as the command line says it: ``--force``, not the Python API's ``force=True``."""
+    return message.replace("--force (force=True)", "--force")
+
+
 def main(args: argparse.Namespace) -> int:
     from ascend_compat.kernel_helper import SpecError, scaffold
     from ascend_compat.kernel_helper.spec import snake_name
@@ -114,10 +119,10 @@ def main(args: argparse.Namespace) -> int:
         result = scaffold(spec, output, force=args.force)
     except (SpecError, FileExistsError, OSError) as exc:
         if args.json:
-            problems = exc.problems if isinstance(exc, SpecError) else [str(exc)]
+            problems = exc.problems if isinstance(exc, SpecError) else [_cli_words(str(exc))]
             print(json.dumps({"schema_version": 1, "ok": False, "errors": problems}, indent=2))
         else:
-            print(f"{red}error:{reset} {exc}", file=sys.stderr)
+            print(f"{red}ascend-compat scaffold:{reset} {_cli_words(str(exc))}", file=sys.stderr)
         return 2 if isinstance(exc, SpecError) else 1
     if args.json:
         print(json.dumps({

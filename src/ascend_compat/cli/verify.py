@@ -118,6 +118,13 @@ def _model(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         factory = load_callable(args.factory)
+    except ValueError as exc:  # our own words (a missing file, no such factory): no exception name before them
+        print(f"ascend-compat verify model: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:  # the user's script failed while loading: its error, named, in one line
+        print(f"ascend-compat verify model: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
         built = model.build(factory, seed=args.seed)
     except Exception as exc:  # the user's script: any error is a usage problem, reported in one line
         print(f"ascend-compat verify model: {type(exc).__name__}: {exc}", file=sys.stderr)

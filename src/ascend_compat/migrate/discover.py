@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
+import stat
 import subprocess
 from collections.abc import Iterable, Iterator
-from typing import Optional
+from typing import Callable, Optional
 
 from ascend_compat.migrate import deps
 from ascend_compat.migrate.cxx import CXX_SUFFIXES
@@ -24,6 +26,24 @@ VENDORED = frozenset({
 #: ``adaptation.MARKER``) or a folder being staged for it. Below a scanned root it is left out: scanned again, its
 #: ported copies counted as the user's code and the next ``report`` ported the folder into itself.
 OWN_OUTPUT_MARKERS = (".ascend-compat-adaptation", ".ascend-compat-staging")
+
+#: ``on_error(path, reason)``: a folder that could not be listed, or a non-regular file named explicitly.
+ErrorFn = Callable[[str, str], None]
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+# git's warning for a folder it cannot list (LC_ALL=C), relative to the work tree's top.
+_GIT_UNLISTED = re.compile(r"^warning: could not open directory '(.*)': (.*)$", re.MULTILINE)
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, for messages: ``a FIFO``, ``a socket``..."""
+    return next((name for test, name in _KINDS if test(mode)), "something else")
+
+
+def unlisted_reason(strerror: str) -> str:
+    """The error text of a folder whose files could not be listed."""
+    return f"cannot list this folder: {strerror}; none of its files were scanned"
 
 
 def _own_output(folder: str) -> bool:
@@ -47,28 +67,45 @@ def _vendored(rel: str) -> bool:
     return any(p in VENDORED or p.endswith(".egg-info") for p in parts)
 
 
-def _git_files(root: str) -> Optional[list[str]]:
-    """Files git tracks or would track under ``root`` (ignored files left out); None outside a work tree."""
+def _git(root: str, *args: str) -> Optional[subprocess.CompletedProcess[bytes]]:
+    env = {**os.environ, "LC_ALL": "C", "LANGUAGE": ""}  # untranslated warnings, which are parsed
     try:
-        proc = subprocess.run(
-            ["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
-            capture_output=True, timeout=60, check=False,
-        )
+        return subprocess.run(["git", "-C", root, *args], capture_output=True, timeout=60, check=False, env=env)
     except (OSError, subprocess.SubprocessError):
         return None
-    if proc.returncode != 0:
+
+
+def _git_files(root: str, on_error: Optional[ErrorFn] = None) -> Optional[list[str]]:
+    """Files git tracks or would track under ``root`` (ignored files left out); None outside a work tree.
+
+    A folder git could not list (its untracked files unseen) goes to ``on_error``."""
+    proc = _git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", ".")
+    if proc is None or proc.returncode != 0:
         return None
     names = sorted({n for n in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if n})
     if not names:
         # A directory git ignores as a whole (a site-packages inside a repo) was still named by the user.
         return None
+    unlisted = _GIT_UNLISTED.findall(proc.stderr.decode("utf-8", "surrogateescape"))
+    if unlisted and on_error is not None:
+        top = _git(root, "rev-parse", "--show-toplevel")
+        base = top.stdout.decode("utf-8", "surrogateescape").strip() if top and top.returncode == 0 else root
+        for folder, why in unlisted:  # git names the folder from the work tree's top
+            path = os.path.relpath(os.path.join(base, folder), os.path.realpath(root))
+            on_error(os.path.normpath(os.path.join(root, path)) + os.sep, unlisted_reason(why))
     return names
 
 
-def _walk(root: str) -> Iterator[str]:
-    """All files under ``root``, following directory symlinks once each (a loop is cut at its second visit)."""
+def _walk(root: str, on_error: Optional[ErrorFn] = None) -> Iterator[str]:
+    """All files under ``root``, following directory symlinks once each (a loop is cut at its second visit).
+
+    A folder that cannot be listed goes to ``on_error`` (``os.walk`` alone would leave it out silently)."""
+    def unlisted(exc: OSError) -> None:
+        if on_error is not None:
+            on_error(os.path.normpath(str(exc.filename or root)) + os.sep, unlisted_reason(exc.strerror or str(exc)))
+
     seen: set[str] = set()
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unlisted, followlinks=True):
         real = os.path.realpath(dirpath)
         if real in seen:
             dirnames[:] = []
@@ -94,17 +131,21 @@ def _outside_own_output(top: str, rels: list[str]) -> list[str]:
     return [rel for rel in rels if not inside(os.path.dirname(rel))]
 
 
-def discover(paths: Iterable[str], use_git: bool = True) -> Iterator[tuple[str, str]]:
+def discover(paths: Iterable[str], use_git: bool = True,
+             on_error: Optional[ErrorFn] = None) -> Iterator[tuple[str, str]]:
     """Yield ``(path, language)`` for every analysable file under ``paths``, each once, in a stable order.
 
     A file named explicitly is always scanned; inside a directory, git-ignored and vendored files are not.
+    ``on_error(path, reason)`` receives what leaves the scan incomplete: a folder that could not be listed
+    (its path ends with a separator), and a FIFO, device or socket named explicitly (found inside a folder,
+    such a file is yielded, and the reader skips it). Without ``on_error`` those are left out silently.
     """
     emitted: set[str] = set()
     for top in paths:
         if os.path.isdir(top):
-            rels = _git_files(top) if use_git else None
+            rels = _git_files(top, on_error) if use_git else None
             if rels is None:
-                rels = list(_walk(top))
+                rels = list(_walk(top, on_error))
             else:  # git lists untracked files too: the tool's own output among them
                 rels = _outside_own_output(top, rels)
             for rel in rels:
@@ -118,7 +159,21 @@ def discover(paths: Iterable[str], use_git: bool = True) -> Iterator[tuple[str, 
                 yield path, lang
         else:
             path = os.path.normpath(top)
-            if path not in emitted:
-                emitted.add(path)
-                # A file given by name is scanned by its suffix, Python when it has none (a script).
-                yield path, language_of(path) or "python"
+            if path in emitted:
+                continue
+            emitted.add(path)
+            special = _special(path)
+            if special and on_error is not None:
+                on_error(path, f"{special}, not a regular file: named explicitly, it cannot be scanned")
+                continue
+            # A file given by name is scanned by its suffix, Python when it has none (a script).
+            yield path, language_of(path) or "python"
+
+
+def _special(path: str) -> str:
+    """What ``path`` is when it exists and is no regular file (its target, for a symlink), else ""."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return ""  # missing or unreadable: the reader says why
+    return "" if stat.S_ISREG(mode) else file_kind(mode)

@@ -57,6 +57,8 @@ class PortSkip:
     path: str
     reason: str
     unfixed: list[Finding] = field(default_factory=list)
+    #: Not read at all (a FIFO or device, over a size, memory or time budget), as opposed to read and unchanged.
+    unread: bool = False
 
 
 @dataclass
@@ -211,8 +213,12 @@ def port_paths(paths: Iterable[str], mode: str = "native", line: str = apidb.DEF
     budgets = (analysis_budget("python", max_bytes), time_limit(seconds), memory_budget(memory))
     results: list[PortResult] = []
     seen: dict[str, str] = {}
+
+    def failed(path: str, why: str) -> None:  # a folder not listed, a FIFO named explicitly: exit 3
+        results.append(PortFailure(path, why))
+
     for top in paths:
-        for path, lang in discover([top], use_git=use_git):
+        for path, lang in discover([top], use_git=use_git, on_error=failed):
             if lang != "python":
                 continue
             real = os.path.realpath(path)
@@ -238,11 +244,12 @@ def _port_file(path: str, mode: str, line: str, max_bytes: int, seconds: float, 
     if early is not None:
         if isinstance(early, FileFailed):
             return PortFailure(path, early.error)
-        return PortSkip(path, size_skip_reason(early.reason if isinstance(early, FileSkipped) else "", "python"))
+        return PortSkip(path, size_skip_reason(early.reason if isinstance(early, FileSkipped) else "", "python"),
+                        unread=True)
     assert data is not None
     too_big = over_memory_budget(data, memory)
     if too_big is not None:
-        return PortSkip(path, too_big)
+        return PortSkip(path, too_big, unread=True)
     try:
         text = decode_python(data)
     except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
@@ -256,7 +263,7 @@ def _port_file(path: str, mode: str, line: str, max_bytes: int, seconds: float, 
         with time_budget(seconds):
             return port_source(path, text, mode, line)
     except BudgetExceededError as exc:
-        return PortSkip(path, str(exc))
+        return PortSkip(path, str(exc), unread=True)
 
 
 def texts_with_fixes(result: ScanResult) -> dict[str, str]:

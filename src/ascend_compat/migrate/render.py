@@ -7,6 +7,7 @@ relative paths hang off), so two renders of one result are equal.
 from __future__ import annotations
 
 import json
+import os
 
 from ascend_compat._style import paint
 from ascend_compat.migrate.model import LEVELS, FileScanned, FileSkipped, Finding, ScanResult
@@ -113,7 +114,11 @@ def render_text(result: ScanResult, color: bool = False) -> str:
             out.append(paint(hint, "dim", color))
         out.append("")
     if result.failed:
-        out.append(paint(f"Not scanned ({_plural(len(result.failed), 'file')} failed):", "error", color))
+        folders = sum(f.path.endswith(("/", os.sep)) for f in result.failed)  # a folder that could not be listed
+        files = len(result.failed) - folders
+        what = [f"{_plural(files, 'file')} failed"] if files else []
+        what += [f"{_plural(folders, 'folder')} not listed"] if folders else []
+        out.append(paint(f"Not scanned ({', '.join(what)}):", "error", color))
         out.extend(f"  {f.path}: {f.error}" for f in result.failed)
         out.append("")
     if result.skipped:

@@ -59,6 +59,11 @@ def _verification_run(doc: Doc, ctx: Ctx, v: dict) -> None:
     doc.p(f"**Import of every module of the repository** on {v.get('device', 'the NPU')}: "
           f"{imp['passed']} passed, {len(failed)} failed, {imp.get('not_run', 0)} not run "
           f"({format_days(imp['seconds'])} s).")
+    scripts = imp.get("scripts_not_imported") or {}
+    if scripts:  # a flat repository's train.py: why it is not in the count
+        doc.p("Not imported, because importing a script runs it: "
+              + ", ".join(f"{md_code(name + '.py')} ({why})" for name, why in scripts.items())
+              + ". Top-level files are imported only when they hold nothing but imports and definitions.")
     if failed:
         doc.table(["Module", "Result", "Error"], [[md_code(m["module"]), "❌ failed", m["error"]] for m in failed])
     passed = [m["module"] for m in imp["modules"] if m["ok"]]

@@ -21,6 +21,8 @@ import tempfile
 import time
 from typing import Optional
 
+from ascend_compat.migrate.report_scripts import top_level_modules
+
 #: The child that imports modules: one JSON line per module, flushed, so a timeout keeps what was done.
 _IMPORT_DRIVER = r"""
 import importlib, json, sys, time, traceback
@@ -257,9 +259,14 @@ def run_verification(root: str, packages: list[str], budget_s: float = 600.0, mo
     except ImportError:
         env["torch"] = "not installed"
     modules = module_names(root, packages)
+    # Top-level files: only those whose import merely defines things (a script would run, training and all).
+    flat, scripts = top_level_modules(root)
+    flat = [m for m in flat if m not in modules]
     t0 = time.perf_counter()
-    imports = verify_imports(root, modules, simulate, budget_s * 0.25)
-    importable = [m["module"] for m in imports["modules"] if m["ok"]]
+    imports = verify_imports(root, modules + flat, simulate, budget_s * 0.25)
+    imports["scripts_not_imported"] = scripts
+    # The models of top-level files are not built: a flat repository's model file is often sized for training.
+    importable = [m["module"] for m in imports["modules"] if m["ok"] and m["module"] not in flat]
     left = max(budget_s - (time.perf_counter() - t0), 30.0)
     precision = verify_precision(_run, _runner(simulate), root, importable, op_groups or ["matmul"], simulate,
                                  left * 0.45, model)

@@ -20,7 +20,7 @@ from ascend_compat import settings
 
 # pyscan registers the Python rules in this process too (the parent reads them when reporting).
 from ascend_compat.migrate import apidb, cxx, deps, pyscan
-from ascend_compat.migrate.discover import discover
+from ascend_compat.migrate.discover import discover, file_kind
 from ascend_compat.migrate.model import FileFailed, FileResult, FileScanned, FileSkipped, ScanResult
 
 #: Files larger than this are never read (generated code, data dumped into .py files).
@@ -59,14 +59,6 @@ class BudgetExceededError(Exception):
     """A file's analysis ran past its time budget."""
 
 
-_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
-
-
-def _kind(mode: int) -> str:
-    return next((name for test, name in _KINDS if test(mode)), "something else")
-
-
 def read_bytes(path: str, max_bytes: int = MAX_BYTES, seconds: float = MAX_SECONDS) -> Union[bytes, Unreadable]:
     """The bytes of a regular file of at most ``max_bytes``, or an :class:`Unreadable` saying why not.
 
@@ -80,7 +72,7 @@ def read_bytes(path: str, max_bytes: int = MAX_BYTES, seconds: float = MAX_SECON
         return Unreadable(f"cannot read: {getattr(exc, 'strerror', None) or exc}", failed=True)
     link = f"symlink to {os.path.realpath(path)}: " if os.path.islink(path) else ""
     if not stat.S_ISREG(st.st_mode):
-        return Unreadable(f"{link}{_kind(st.st_mode)}, not a regular file")
+        return Unreadable(f"{link}{file_kind(st.st_mode)}, not a regular file")
     if st.st_size > max_bytes:
         return Unreadable(f"{link}larger than {_size(max_bytes)} ({st.st_size} bytes)")
     deadline = time.monotonic() + seconds
@@ -297,7 +289,10 @@ def check(
     roots = list(paths)
     line = apidb.normalize_line(torch_npu)
     # Largest first so the last task to finish is a small one.
-    files = list(discover(roots, use_git=use_git))
+    # A folder that could not be listed, or a FIFO named explicitly: a failure, so the scan is incomplete.
+    unscanned: list[FileResult] = []
+    files = list(discover(roots, use_git=use_git,
+                          on_error=lambda path, why: unscanned.append(FileFailed(path, "", why))))
     sizes = {}
     for p, _ in files:
         try:
@@ -307,7 +302,7 @@ def check(
     order = sorted(files, key=lambda f: -sizes[f[0]])
     tasks = [(p, lang, line, max_bytes, seconds, memory) for p, lang in order]
     jobs = jobs or os.cpu_count() or 1
-    results: list[FileResult] = []
+    results: list[FileResult] = unscanned
     total = len(tasks)
     if jobs > 1 and total >= _PARALLEL_MIN_FILES:
         with _pool(min(jobs, total)) as pool:

@@ -53,5 +53,7 @@ class ApiSupportRules(PyRuleFamily):
         if adv is not None and q not in self.advised:  # advice once per API per file, not per use
             self.advised.add(q)
             code = "AC802" if adv.kind == "precision" else "AC803"
-            self.add(code, node, f"`{q}`: {adv.text}", q, alternative=adv.replacement or adv.text)
+            # A precision caveat without a replacement: the rule's fix (compare with verify), not the message again.
+            fallback = None if code == "AC802" else adv.text
+            self.add(code, node, f"`{q}`: {adv.text}", q, alternative=adv.replacement or fallback)
         return True
