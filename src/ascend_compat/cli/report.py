@@ -7,7 +7,7 @@ import datetime
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Optional
 
 if TYPE_CHECKING:
     from ascend_compat.cli._common import Subparsers
@@ -63,7 +63,7 @@ def _parser_missing(result: Any) -> bool:
 def main(args: argparse.Namespace) -> int:
     from ascend_compat import _atomic
     from ascend_compat.cli.check import run_check
-    from ascend_compat.migrate.adaptation import FOLDER, AdaptationError, write_adaptation, write_text
+    from ascend_compat.migrate.adaptation import write_text
     from ascend_compat.migrate.port import planned_changes
     from ascend_compat.migrate.project import analyze
     from ascend_compat.migrate.report import build_document, report_data
@@ -108,14 +108,8 @@ def main(args: argparse.Namespace) -> int:
     changes = planned_changes(result)
     adaptation = None
     if not args.no_adapt:
-        folder = args.adapt_dir or os.path.join(os.path.dirname(os.path.abspath(target)), FOLDER)
-        try:
-            adaptation = write_adaptation(result, analysis, root, folder).to_dict()
-        except AdaptationError as exc:
-            print(f"ascend-compat report: {exc}", file=sys.stderr)
-            return 2
-        except OSError as exc:  # a full disk, a folder you may not write in
-            print(f"ascend-compat report: cannot write {folder}: {exc.strerror or exc}", file=sys.stderr)
+        adaptation = _adapt(args, target, result, analysis, root)
+        if adaptation is None:
             return 2
     verification = None
     if args.verify:
@@ -139,8 +133,26 @@ def main(args: argparse.Namespace) -> int:
         data["changes"] = [c.to_dict() for c in changes]
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        print(f"wrote {target}" + (f" and {adaptation['folder']}" if adaptation else ""))
-        if adaptation and adaptation.get("kept"):
-            print(f"kept your files in {adaptation['folder']}: {', '.join(adaptation['kept'])}")
+        _say_written(target, adaptation)
     # The report is the product here: findings do not fail the command, an incomplete scan does.
     return EXIT_INCOMPLETE if result.failed or _parser_missing(result) else 0
+
+
+def _adapt(args: argparse.Namespace, target: str, result: Any, analysis: Any, root: str) -> Optional[dict[str, Any]]:
+    """Write the adaptation folder (next to the report unless ``--adapt-dir``); None after saying why it failed."""
+    from ascend_compat.migrate.adaptation import FOLDER, AdaptationError, write_adaptation
+
+    folder = args.adapt_dir or os.path.join(os.path.dirname(os.path.abspath(target)), FOLDER)
+    try:
+        return dict(write_adaptation(result, analysis, root, folder).to_dict())
+    except AdaptationError as exc:
+        print(f"ascend-compat report: {exc}", file=sys.stderr)
+    except OSError as exc:  # a full disk, a folder you may not write in
+        print(f"ascend-compat report: cannot write {folder}: {exc.strerror or exc}", file=sys.stderr)
+    return None
+
+
+def _say_written(target: str, adaptation: Optional[dict[str, Any]]) -> None:
+    print(f"wrote {target}" + (f" and {adaptation['folder']}" if adaptation else ""))
+    if adaptation and adaptation.get("kept"):
+        print(f"kept your files in {adaptation['folder']}: {', '.join(adaptation['kept'])}")
