@@ -157,10 +157,10 @@ def _run(script: Optional[str], module: Optional[str], args: list[str]) -> int:
                 return problem[1]
             sys.argv = [script, *args]
             sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
-            if script == "-" or not (os.path.isfile(script) or os.path.isdir(script)):
-                _run_stream(script)
-            else:
+            if os.path.isdir(script) or _compiled_or_zip(script):
                 runpy.run_path(script, run_name="__main__")
+            else:
+                _run_source(script)
     except SystemExit as exc:
         code = exc.code
         if code is None:
@@ -202,18 +202,34 @@ def script_problem(script: str) -> Optional[tuple[str, int]]:
     return None
 
 
-def _run_stream(script: str) -> None:
-    """Run a script that can be read only once: ``-`` (standard input), a pipe (``/dev/stdin``, ``<(...)``), a FIFO.
+def _compiled_or_zip(script: str) -> bool:
+    """A regular file that runpy must run: a ``.pyc`` (by its magic number) or a zip application."""
+    import importlib.util
+    import zipfile
 
-    ``runpy.run_path`` first offers the path to the zip importer, whose probe drains a pipe, and then runs what is
-    left: nothing, with exit code 0. So the source is read once here and run as ``__main__``, as ``python`` does.
+    if script == "-" or not os.path.isfile(script):
+        return False
+    with open(script, "rb") as f:
+        if f.read(len(importlib.util.MAGIC_NUMBER)) == importlib.util.MAGIC_NUMBER:
+            return True
+    return zipfile.is_zipfile(script)
+
+
+def _run_source(script: str) -> None:
+    """Run a source script as ``__main__``, as ``python`` does: ``-`` (standard input), a file, a pipe
+    (``/dev/stdin``, ``<(...)``), a FIFO.
+
+    Not ``runpy.run_path``: it first offers the path to the zip importer, whose probe drains a pipe (then running
+    what is left: nothing, exit code 0), and it gives a file the relative ``__file__`` and ``sys.argv[0]`` it was
+    given, where python (3.9+) makes ``__file__`` absolute, so a script that changes directory still finds itself.
     """
     if script == "-":
         source, filename = sys.stdin.buffer.read(), "<stdin>"
     else:
         with open(script, "rb") as f:
-            source, filename = f.read(), script
-    code = compile(source, filename, "exec")
+            source = f.read()
+        filename = os.path.abspath(script) if os.path.isfile(script) else script
+    code = compile(source, filename, "exec", dont_inherit=True)  # not runner.py's __future__ imports
     main = types.ModuleType("__main__")
     main.__dict__.update(__file__=filename, __cached__=None, __loader__=None, __package__=None, __spec__=None)
     saved = sys.modules.get("__main__")

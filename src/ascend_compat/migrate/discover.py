@@ -86,6 +86,7 @@ def _git_files(root: str, on_error: Optional[ErrorFn] = None) -> Optional[list[s
     if not names:
         # A directory git ignores as a whole (a site-packages inside a repo) was still named by the user.
         return None
+    names = sorted(_with_submodules(root, names, on_error))
     unlisted = _GIT_UNLISTED.findall(proc.stderr.decode("utf-8", "surrogateescape"))
     if unlisted and on_error is not None:
         top = _git(root, "rev-parse", "--show-toplevel")
@@ -94,6 +95,19 @@ def _git_files(root: str, on_error: Optional[ErrorFn] = None) -> Optional[list[s
             path = os.path.relpath(os.path.join(base, folder), os.path.realpath(root))
             on_error(os.path.normpath(os.path.join(root, path)) + os.sep, unlisted_reason(why))
     return names
+
+
+def _with_submodules(root: str, names: list[str], on_error: Optional[ErrorFn]) -> Iterator[str]:
+    """``names`` with each folder git lists as one entry (a submodule, a nested repository) replaced by its files:
+    ``ls-files`` cannot recurse into them with ``--others``, and their code is the user's too."""
+    for name in names:
+        folder = os.path.join(root, name)
+        if not os.path.isdir(folder):
+            yield name
+            continue
+        inner = _git_files(folder, on_error)
+        for rel in inner if inner is not None else _walk(folder, on_error):
+            yield os.path.join(name.rstrip("/"), rel)
 
 
 def _walk(root: str, on_error: Optional[ErrorFn] = None) -> Iterator[str]:
@@ -140,7 +154,9 @@ def discover(paths: Iterable[str], use_git: bool = True,
     (its path ends with a separator), and a FIFO, device or socket named explicitly (found inside a folder,
     such a file is yielded, and the reader skips it). Without ``on_error`` those are left out silently.
     """
-    emitted: set[str] = set()
+    emitted: set[str] = set()  # _key()s: a folder named twice, or through a symlink, is scanned once
+    if on_error is not None:
+        on_error = _once(on_error)
     for top in paths:
         if os.path.isdir(top):
             rels = _git_files(top, on_error) if use_git else None
@@ -153,21 +169,38 @@ def discover(paths: Iterable[str], use_git: bool = True,
                     continue
                 path = os.path.normpath(os.path.join(top, rel))
                 lang = language_of(path)
-                if lang is None or path in emitted or os.path.isdir(path):
+                if lang is None or _key(path) in emitted or os.path.isdir(path):
                     continue
-                emitted.add(path)
+                emitted.add(_key(path))
                 yield path, lang
         else:
             path = os.path.normpath(top)
-            if path in emitted:
+            if _key(path) in emitted:
                 continue
-            emitted.add(path)
+            emitted.add(_key(path))
             special = _special(path)
             if special and on_error is not None:
                 on_error(path, f"{special}, not a regular file: named explicitly, it cannot be scanned")
                 continue
             # A file given by name is scanned by its suffix, Python when it has none (a script).
             yield path, language_of(path) or "python"
+
+
+def _key(path: str) -> str:
+    """``path`` with its folders' symlinks resolved, not its own: two links to one device stay two files."""
+    return os.path.join(os.path.realpath(os.path.dirname(path) or "."), os.path.basename(path))
+
+
+def _once(on_error: ErrorFn) -> ErrorFn:
+    """``on_error`` called once per path (a folder named twice is one folder not listed)."""
+    said: set[str] = set()
+
+    def once(path: str, why: str) -> None:
+        if os.path.realpath(path) not in said:
+            said.add(os.path.realpath(path))
+            on_error(path, why)
+
+    return once
 
 
 def _special(path: str) -> str:

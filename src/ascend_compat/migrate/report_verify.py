@@ -260,7 +260,7 @@ def run_verification(root: str, packages: list[str], budget_s: float = 600.0, mo
         env["torch"] = "not installed"
     modules = module_names(root, packages)
     # Top-level files: only those whose import merely defines things (a script would run, training and all).
-    flat, scripts = top_level_modules(root)
+    flat, scripts = top_level_modules(root, imported=modules)
     flat = [m for m in flat if m not in modules]
     t0 = time.perf_counter()
     imports = verify_imports(root, modules + flat, simulate, budget_s * 0.25)
