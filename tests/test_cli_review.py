@@ -233,3 +233,16 @@ def test_a_folder_it_cannot_list_named_twice_is_one_failure(tmp_path: Path) -> N
 
     errors = [f["path"] for f in json.loads(done.stdout)["files"] if f.get("error")]
     assert (done.returncode, errors) == (3, [f"d{os.sep}sub{os.sep}"])
+
+
+def test_a_broken_pipe_that_is_not_stdout_is_reported_not_hidden(tmp_path: Path) -> None:
+    # 141 means "stdout's reader went away"; a BrokenPipeError from another pipe or socket (a user's factory, a
+    # child process) while stdout is fine is an error, with its traceback.
+    code = ("import sys\nfrom ascend_compat.cli import info\n"
+            "def boom(args):\n    raise BrokenPipeError(32, 'a socket of the user')\n"
+            "info.main = boom\nfrom ascend_compat.cli.main import main\nsys.exit(main(['info']))\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASCEND_COMPAT_")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env,
+                          timeout=300)
+    assert done.returncode == 1, (done.returncode, done.stderr)
+    assert "BrokenPipeError: [Errno 32] a socket of the user" in done.stderr

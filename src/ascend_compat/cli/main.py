@@ -49,11 +49,25 @@ def main(argv: Optional[list[str]] = None) -> int:
         code = int(args.func(args))
         sys.stdout.flush()  # a short output still sits in the buffer: a closed reader must show up here, not at exit
     except BrokenPipeError:
+        if not stdout_reader_gone():
+            raise  # another pipe or socket (a user's factory, a child process): theirs to report
         # The reader went away (`ascend-compat check | head`): stop quietly, with the status of a tool killed by
         # SIGPIPE; stdout goes to /dev/null so the interpreter's last flush has nowhere to fail.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     return code
+
+
+def stdout_reader_gone() -> bool:
+    """Whether standard output is a pipe or socket whose reader has closed (poll reports an error on it)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll (not POSIX), or stdout is not a real file
+        return True  # as before: the BrokenPipeError is most likely ours
 
 
 #: Exit status when stdout's reader closed early: 128 + SIGPIPE, what a shell reports for ``cat`` in ``cat | head``.
