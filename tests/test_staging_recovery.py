@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,14 @@ SCAFFOLD = """
 """
 
 
+def until(proc: subprocess.Popen, ready: Callable[[], bool], tries: int = 2400) -> None:
+    """Poll every 50 ms, at most ``tries`` times, until ``ready()`` or until ``proc`` has exited."""
+    for _ in range(tries):
+        if ready() or proc.poll() is not None:
+            return
+        time.sleep(0.05)
+
+
 def killed_at(point: str, call: str, flag_dir: Path) -> None:
     """Run ``call`` in a child that pauses at ``point`` of its folder write, and SIGKILL it there."""
     paused = flag_dir / "paused"
@@ -56,10 +65,7 @@ def killed_at(point: str, call: str, flag_dir: Path) -> None:
     """) + textwrap.dedent(call)
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO)
     try:
-        for _ in range(2400):
-            if paused.exists() or proc.poll() is not None:
-                break
-            time.sleep(0.05)
+        until(proc, paused.exists)
         assert paused.exists(), f"the writer never reached {point} (exit {proc.poll()})"
         proc.send_signal(signal.SIGKILL)
         assert proc.wait(timeout=30) == -signal.SIGKILL
@@ -250,10 +256,7 @@ def test_a_live_writers_staging_folder_is_left_alone(tmp_path: Path) -> None:
     target.parent.mkdir()
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO)
     try:
-        for _ in range(1200):
-            if paused.exists() or proc.poll() is not None:
-                break
-            time.sleep(0.05)
+        until(proc, paused.exists, 1200)
         assert paused.exists()
         assert _atomic.leftovers(str(target), "scaffold") == []  # its marker is locked: the writer is alive
         proc.send_signal(signal.SIGKILL)

@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ import pytest
 from ascend_compat.kernel_helper import default_spec, scaffold
 from ascend_compat.kernel_helper.render import render_project
 from ascend_compat.kernel_helper.writer import MARKER as SCAFFOLD_MARKER
-from tests.test_staging_recovery import ADAPT, FIXTURE, KERNEL, REPO, SCAFFOLD, killed_at, listing, report_again
+from tests.test_staging_recovery import ADAPT, FIXTURE, KERNEL, REPO, SCAFFOLD, killed_at, listing, report_again, until
 
 
 @pytest.fixture
@@ -164,20 +163,15 @@ def test_a_second_report_waits_for_a_live_one_instead_of_losing_the_users_files(
     """) + textwrap.dedent(ADAPT.format(repo=str(repo), target=str(folder)))], cwd=REPO)
     second = None
     try:
-        for _ in range(2400):
-            if flag.exists() or first.poll() is not None:
-                break
-            time.sleep(0.05)
+        until(first, flag.exists)
         assert flag.exists() and not folder.exists()
         log = tmp_path / "second.err"
         with open(log, "w") as stderr:
             second = subprocess.Popen([sys.executable, "-c", textwrap.dedent(ADAPT.format(repo=str(repo),
                                                                                           target=str(folder)))],
                                       cwd=REPO, stderr=stderr)
-        for _ in range(1200):  # until it finishes (nothing holding it back) or says it waits
-            if second.poll() is not None or "waiting for another" in log.read_text():
-                break
-            time.sleep(0.05)
+        # until it finishes (nothing holding it back) or says it waits
+        until(second, lambda: "waiting for another" in log.read_text(), 1200)
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=30)
         second.wait(timeout=120)
@@ -251,10 +245,7 @@ def test_a_scaffold_killed_while_deleting_its_backup_leaves_nothing_hidden(
     """) + textwrap.dedent(SCAFFOLD.format(target=str(target)))
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO)
     try:
-        for _ in range(1200):
-            if flag.exists() or proc.poll() is not None:
-                break
-            time.sleep(0.05)
+        until(proc, flag.exists, 1200)
     finally:
         proc.kill()
         proc.wait()
