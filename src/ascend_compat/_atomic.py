@@ -36,7 +36,7 @@ import stat
 from collections.abc import Callable
 from typing import Optional, Union
 
-__all__ = ["STAGING_MARKER", "NotRegularFileError", "Staging", "abandoned", "check_target", "leftovers",
+__all__ = ["STAGING_MARKER", "NotRegularFileError", "Staging", "abandoned", "check_target", "file_kind", "leftovers",
            "make_staging", "mark", "new_file_mode", "remove_marked", "umask", "write_bytes", "write_text",
            "write_with"]
 
@@ -44,6 +44,11 @@ PathLike = Union[str, os.PathLike[str]]
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def file_kind(mode: int, other: str = "something else") -> str:
+    """What a file of ``mode`` that is not regular is, for messages: ``a directory``, ``a FIFO``, ``a socket``..."""
+    return next((name for test, name in _KINDS if test(mode)), other)
 
 
 class NotRegularFileError(OSError):
@@ -79,7 +84,7 @@ def _target(path: PathLike, writable: bool) -> str:
     except FileNotFoundError:
         return real
     if not stat.S_ISREG(mode):
-        kind = next((name for test, name in _KINDS if test(mode)), "something else")
+        kind = file_kind(mode)
         code = errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL
         link = (None, real) if real != path else ()
         raise NotRegularFileError(code, f"it is {kind}, not a regular file: not replacing it", path, *link)

@@ -48,10 +48,6 @@ def load_callable(spec: str) -> Callable[..., Any]:
     return obj  # type: ignore[no-any-return]
 
 
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
-
-
 def python_file_problem(path: str) -> Optional[str]:
     """Why ``path`` cannot be loaded as a Python file ("no such file", "a directory, not a Python file",
     "cannot read: Permission denied"...), or None. A FIFO is never opened: that would wait for a writer."""
@@ -60,7 +56,9 @@ def python_file_problem(path: str) -> Optional[str]:
     except (OSError, ValueError):
         return "no such file"
     if not stat.S_ISREG(mode):
-        kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+        from ascend_compat._atomic import file_kind
+
+        kind = file_kind(mode, "not a regular file")
         return f"{kind}, not a Python file"
     try:
         open(path, "rb").close()

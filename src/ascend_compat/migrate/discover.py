@@ -9,6 +9,7 @@ import subprocess
 from collections.abc import Iterable, Iterator
 from typing import Callable, Optional
 
+from ascend_compat._atomic import file_kind
 from ascend_compat.migrate import deps
 from ascend_compat.migrate.cxx import CXX_SUFFIXES
 
@@ -30,15 +31,8 @@ OWN_OUTPUT_MARKERS = (".ascend-compat-adaptation", ".ascend-compat-staging")
 #: ``on_error(path, reason)``: a folder that could not be listed, or a non-regular file named explicitly.
 ErrorFn = Callable[[str, str], None]
 
-_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
 # git's warning for a folder it cannot list (LC_ALL=C), relative to the work tree's top.
 _GIT_UNLISTED = re.compile(r"^warning: could not open directory '(.*)': (.*)$", re.MULTILINE)
-
-
-def file_kind(mode: int) -> str:
-    """What a non-regular file is, for messages: ``a FIFO``, ``a socket``..."""
-    return next((name for test, name in _KINDS if test(mode)), "something else")
 
 
 def unlisted_reason(strerror: str) -> str:

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from typing import Callable, Optional, Union
 
 from ascend_compat import settings
+from ascend_compat._atomic import file_kind
 
 # pyscan registers the Python rules in this process too (the parent reads them when reporting).
 from ascend_compat.migrate import apidb, cxx, deps, pyscan
-from ascend_compat.migrate.discover import discover, file_kind
+from ascend_compat.migrate.discover import discover
 from ascend_compat.migrate.model import FileFailed, FileResult, FileScanned, FileSkipped, ScanResult
 
 #: Files larger than this are never read (generated code, data dumped into .py files).
