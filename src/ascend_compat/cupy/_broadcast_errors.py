@@ -24,18 +24,30 @@ def operand_shape(x: Any) -> Shape:
     return tuple(numpy.shape(x)) if isinstance(x, (list, tuple)) else ()
 
 
+def broadcast_pair(s1: Shape, s2: Shape) -> Optional[Shape]:
+    """The broadcast of two shapes (None when they do not broadcast); on the ufuncs' fast path, where
+    ``torch.broadcast_shapes`` is slow Python."""
+    if s1 == s2:
+        return s1
+    n = max(len(s1), len(s2))
+    a, b = (1,) * (n - len(s1)) + tuple(s1), (1,) * (n - len(s2)) + tuple(s2)
+    out = []
+    for x, y in zip(a, b):
+        if x != y and x != 1 and y != 1:
+            return None
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
 def broadcast(shapes: Sequence[Shape]) -> Optional[Shape]:
     """The broadcast of ``shapes``; None when they do not broadcast together."""
-    n = max((len(s) for s in shapes), default=0)
-    out = [1] * n
+    out: Shape = ()
     for s in shapes:
-        for i, m in enumerate(s, n - len(s)):
-            if m != out[i]:
-                if out[i] != 1 and m != 1:
-                    return None
-                if m != 1:
-                    out[i] = m
-    return tuple(out)
+        both = broadcast_pair(out, tuple(s))
+        if both is None:
+            return None
+        out = both
+    return out
 
 
 def operands_error(shapes: Sequence[Shape]) -> ValueError:
@@ -73,5 +85,5 @@ def input_into_error(src: Iterable[int], dst: Iterable[int]) -> ValueError:
     return ValueError(f"could not broadcast input array from shape {shape_text(src)} into shape {shape_text(dst)}")
 
 
-__all__ = ["broadcast", "check_operands", "failure", "input_into_error", "operand_shape", "operands_error",
-           "shape_text"]
+__all__ = ["broadcast", "broadcast_pair", "check_operands", "failure", "input_into_error", "operand_shape",
+           "operands_error", "shape_text"]

@@ -15,7 +15,7 @@ import numpy
 import torch
 
 from ascend_compat.cupy import _alloc, _dtypes, _float64
-from ascend_compat.cupy._broadcast_errors import check_operands, failure
+from ascend_compat.cupy._broadcast_errors import broadcast_pair, check_operands, failure
 from ascend_compat.cupy._core import _wrap, current_torch_device, ndarray
 from ascend_compat.cupy._dtypes import WRAP_MASK, cast_tensor, storage_dtype
 from ascend_compat.cupy._ufunc_support import (
@@ -25,7 +25,6 @@ from ascend_compat.cupy._ufunc_support import (
     _SCATTER_REDUCE,
     UINT64_KERNELS,
     _as_dev,
-    _broadcast,
     _broadcast_error,
     _compare_out_of_range,
     _key,
@@ -141,6 +140,7 @@ class ufunc:  # noqa: N801
             return None
         ot = o._t
         ts: tuple[torch.Tensor, ...]
+        shape: Optional[tuple[int, ...]]
         if self.nin == 1:
             plan, ts, shape = self._fast.get(a._dtype), (a._t,), a._t.shape
         else:
@@ -148,7 +148,7 @@ class ufunc:  # noqa: N801
             if type(b) is not ndarray:
                 return None
             plan, ts = self._fast.get((a._dtype, b._dtype)), (a._t, b._t)
-            shape = _broadcast(a._t.shape, b._t.shape)
+            shape = broadcast_pair(a._t.shape, b._t.shape)
         if plan is None or plan[2] != o._dtype or plan[3] or plan[4] or plan[6] is not None or shape != ot.shape \
                 or (plan[9] and ot.device.type not in _FULL_F64):
             return None
@@ -264,7 +264,7 @@ class ufunc:  # noqa: N801
                 loop[nin] not in WRAP_MASK and isinstance(ins[0], torch.Tensor):
             try:  # write straight into out= (no temporary, as NumPy does)
                 shapes = [i.shape for i in ins if isinstance(i, torch.Tensor)]
-                if (shapes[0] if len(shapes) == 1 else _broadcast(*shapes)) == o._t.shape:
+                if (shapes[0] if len(shapes) == 1 else broadcast_pair(*shapes)) == o._t.shape:
                     direct(*unalias(ins, o._t), out=o._t)
                     return o
             except RuntimeError:

@@ -96,20 +96,6 @@ def _compare_out_of_range(name: str, args: Any) -> Optional[torch.Tensor]:
     return torch.full(arr._t.shape, const, dtype=torch.bool, device=arr._t.device)
 
 
-def _broadcast(s1: Any, s2: Any) -> Any:
-    """The broadcast of two shapes (None when they do not broadcast); torch's version is slow Python."""
-    if s1 == s2:
-        return s1
-    n = max(len(s1), len(s2))
-    a, b = (1,) * (n - len(s1)) + tuple(s1), (1,) * (n - len(s2)) + tuple(s2)
-    out = []
-    for x, y in zip(a, b):
-        if x != y and x != 1 and y != 1:
-            return None
-        out.append(y if x == 1 else x)
-    return torch.Size(out)
-
-
 def _broadcast_error(args: Any, exc: Exception) -> Exception:
     """NumPy's error for operands that do not broadcast together (scalars as ``()``), else ``exc``."""
     shapes = [operand_shape(a) for a in args]
