@@ -216,8 +216,7 @@ def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
     except RuntimeError:
         norm = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
         last = next(i for i in range(len(norm)) if _broadcast_of(norm[:i + 1]) is None)
-        first = next(i for i in range(last) if _broadcast_of([norm[i], norm[last]]) is None) \
-            if any(_broadcast_of([s, norm[last]]) is None for s in norm[:last]) else 0
+        first = next((i for i in range(last) if _broadcast_of([norm[i], norm[last]]) is None), 0)
         raise ValueError("shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is between arg "
                          f"{first} with shape {norm[first]} and arg {last} with shape {norm[last]}.") from None
 
