@@ -149,6 +149,7 @@ def discover(paths: Iterable[str], use_git: bool = True,
     such a file is yielded, and the reader skips it). Without ``on_error`` those are left out silently.
     """
     emitted: set[str] = set()  # _key()s: a folder named twice, or through a symlink, is scanned once
+    real_dirs: dict[str, str] = {}  # each folder's realpath, resolved once (files share their folder)
     if on_error is not None:
         on_error = _once(on_error)
     for top in paths:
@@ -163,15 +164,19 @@ def discover(paths: Iterable[str], use_git: bool = True,
                     continue
                 path = os.path.normpath(os.path.join(top, rel))
                 lang = language_of(path)
-                if lang is None or _key(path) in emitted or os.path.isdir(path):
+                if lang is None:
                     continue
-                emitted.add(_key(path))
+                key = _key(path, real_dirs)
+                if key in emitted or os.path.isdir(path):
+                    continue
+                emitted.add(key)
                 yield path, lang
         else:
             path = os.path.normpath(top)
-            if _key(path) in emitted:
+            key = _key(path, real_dirs)
+            if key in emitted:
                 continue
-            emitted.add(_key(path))
+            emitted.add(key)
             special = _special(path)
             if special and on_error is not None:
                 on_error(path, f"{special}, not a regular file: named explicitly, it cannot be scanned")
@@ -180,9 +185,14 @@ def discover(paths: Iterable[str], use_git: bool = True,
             yield path, language_of(path) or "python"
 
 
-def _key(path: str) -> str:
-    """``path`` with its folders' symlinks resolved, not its own: two links to one device stay two files."""
-    return os.path.join(os.path.realpath(os.path.dirname(path) or "."), os.path.basename(path))
+def _key(path: str, real_dirs: dict[str, str]) -> str:
+    """``path`` with its folders' symlinks resolved, not its own: two links to one device stay two files.
+    ``real_dirs``: the folders resolved so far in this discovery."""
+    folder = os.path.dirname(path) or "."
+    real = real_dirs.get(folder)
+    if real is None:
+        real = real_dirs[folder] = os.path.realpath(folder)
+    return os.path.join(real, os.path.basename(path))
 
 
 def _once(on_error: ErrorFn) -> ErrorFn:
