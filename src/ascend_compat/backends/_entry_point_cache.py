@@ -8,7 +8,8 @@ directory's modification time, in ``$ASCEND_COMPAT_CACHE_DIR`` (or ``$XDG_CACHE_
 ``~/.cache/ascend_compat``), so a fresh process pays a few ``stat`` calls. Installing, upgrading or removing a
 distribution adds or removes a folder there, which changes the directory's time; a directory changed in the last
 few seconds is never cached (its time may not yet tell a later change), and a small folder with no distribution in
-it (the script's own, most often) is listed on each run instead (``backends._small_folder_without_distributions``).
+it that changed in the last hour (the script's own, most often) is listed on each run instead
+(``backends._small_folder_without_distributions``).
 Only when some directory may declare the
 group does the caller run the exact scan. Anything this module cannot judge cheaply (a zip or egg on
 ``sys.path``, a custom finder that lists distributions) answers "maybe", which also leads to the exact scan.

@@ -10,7 +10,7 @@ nothing, until it is moved away. Should any step fail, the old files are put bac
 swapped in one rename each and rolled back together from a backup. Files and folders get the modes the user's
 umask gives; an error names the target, never a temporary folder.
 
-The staging folder and the backup are marked as this tool's (:mod:`ascend_compat._atomic`'s folder staging): a
+The staging folder and the backup are marked as this tool's (:mod:`ascend_compat._staging`): a
 run killed midway is cleared up by the next one (:func:`_recover`), which says on stderr what it did. The file
 list and the "edited since?" test are :mod:`ascend_compat._manifest`'s.
 """
@@ -32,7 +32,7 @@ __all__ = ["MARKER", "ScaffoldResult", "scaffold"]
 _EXECUTABLE = frozenset({"build.sh"})
 #: The file that marks a directory as scaffold output; it lists the files the scaffold wrote there.
 MARKER = ".ascend-compat-scaffold.json"
-_KIND = "scaffold"  # the kind of its staging folders (see _atomic's folder staging)
+_KIND = "scaffold"  # the kind of its staging folders (see ascend_compat._staging)
 
 
 @dataclass(frozen=True)
@@ -64,9 +64,9 @@ def _previous_files(target: Path) -> dict[str, str]:
                           "--force replaces only scaffold output: choose another --output")
 
 
-def _stage(files: dict[str, str], target: Path) -> _atomic.Staging:
+def _stage(files: dict[str, str], target: Path) -> _staging.Staging:
     """The project written into a new marked folder beside the target (removed again if writing fails)."""
-    staging = _atomic.make_staging(str(target), _KIND)
+    staging = _staging.make_staging(str(target), _KIND)
     marker = _manifest.dumps("ascend-compat scaffold", {rel: _manifest.sha256(text.encode("utf-8"))
                                                        for rel, text in files.items()})
     try:
@@ -111,7 +111,7 @@ def _swap_in(staging: Path, target: Path, new: list[str], old: dict[str, str]) -
     go to a backup that is restored on failure and deleted on success (it holds only scaffold-made files). The
     manifest moves last: a run killed midway leaves the new one in the staging folder (see :func:`_recover`)."""
     plan = _plan(target, new, old)
-    backup = _atomic.make_staging(str(target), _KIND, role="backup", staging=staging.name)
+    backup = _staging.make_staging(str(target), _KIND, role="backup", staging=staging.name)
     moved: list[tuple[Path, Path]] = []  # (from, to), undone in reverse on failure
     created: list[Path] = []
     try:
@@ -128,7 +128,7 @@ def _swap_in(staging: Path, target: Path, new: list[str], old: dict[str, str]) -
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(staging.joinpath(*PurePosixPath(rel).parts), dest)
                 created.append(dest)
-            _atomic.checkpoint(f"scaffold:swapped {rel}")
+            _staging.checkpoint(f"scaffold:swapped {rel}")
     except BaseException:
         for path in reversed(created):
             path.unlink(missing_ok=True)
@@ -139,7 +139,7 @@ def _swap_in(staging: Path, target: Path, new: list[str], old: dict[str, str]) -
         _discard(backup)  # empty after a rollback; only scaffold files otherwise
 
 
-def _discard(folder: _atomic.Staging) -> None:
+def _discard(folder: _staging.Staging) -> None:
     """Delete a folder of this run, its marker last (a kill midway leaves it recognisable), and release it."""
     try:
         _staging.discard(folder.path)
@@ -149,18 +149,18 @@ def _discard(folder: _atomic.Staging) -> None:
 
 def _recover(target: Path) -> None:
     """Clear up after a scaffold of ``target`` that was killed (only folders it marked, see
-    :mod:`ascend_compat._atomic`): a stale staging marker in ``target`` is removed, a swap left midway is rolled
+    :mod:`ascend_compat._staging`): a stale staging marker in ``target`` is removed, a swap left midway is rolled
     back (the earlier files put back where nothing has changed since, else left in their backup and said
     where), and staging folders, which hold only generated files, are deleted (one holding a file the user saved
     in it since is left, and named). Each step is said on stderr."""
-    inside = _atomic.abandoned(str(target))
+    inside = _staging.abandoned(str(target))
     if inside is not None:
         try:
             if inside.info.get("kind") == _KIND and inside.info.get("role") == "staging":
-                os.unlink(target / _atomic.STAGING_MARKER)  # renamed into place, killed before this last step
+                os.unlink(target / _staging.STAGING_MARKER)  # renamed into place, killed before this last step
         finally:
             inside.release()
-    found = _atomic.leftovers(str(target), _KIND)
+    found = _staging.leftovers(str(target), _KIND)
     try:
         stagings = {os.path.basename(s.path): s for s in found if s.info.get("role") == "staging"}
         for backup in (s for s in found if s.info.get("role") == "backup"):
@@ -174,7 +174,7 @@ def _recover(target: Path) -> None:
             s.release()
 
 
-def _roll_back(target: Path, backup: _atomic.Staging, staging: Optional[_atomic.Staging]) -> None:
+def _roll_back(target: Path, backup: _staging.Staging, staging: Optional[_staging.Staging]) -> None:
     """Undo a swap into ``target`` killed midway (see :func:`_recover`)."""
     new = _manifest.read(os.path.join(staging.path, MARKER)) if staging is not None else None
     if not target.is_dir():  # deleted since: putting back the generated files it held would make a broken project
@@ -191,7 +191,7 @@ def _roll_back(target: Path, backup: _atomic.Staging, staging: Optional[_atomic.
                 _discard_leftover(s)
         _say(f"removed {backup.path}, left by a scaffold --force that was killed after its last step")
         return
-    saved = _manifest.entries(backup.path, skip=[_atomic.STAGING_MARKER])
+    saved = _manifest.entries(backup.path, skip=[_staging.STAGING_MARKER])
     differ = []
     for rel, path in saved:
         dest = os.path.join(target, *_safe_relative(rel).parts)
@@ -204,7 +204,8 @@ def _roll_back(target: Path, backup: _atomic.Staging, staging: Optional[_atomic.
         os.replace(path, dest)
     if differ:
         _say(f"a scaffold --force of {target} was killed midway; the earlier versions of {', '.join(differ)} are "
-             f"in {backup.path} (what is in {target} changed since, so both are left as they are)")
+             f"in {backup.path}; the files now in {target} changed after that run, so neither copy was touched: "
+             "compare them and keep the one you want")
         return
     old = _manifest.read(os.path.join(target, MARKER))  # the earlier manifest, back in place
     moved_in = {rel for rel, _ in saved}
@@ -217,7 +218,7 @@ def _roll_back(target: Path, backup: _atomic.Staging, staging: Optional[_atomic.
     _say(f"a scaffold --force of {target} was killed midway: its earlier files are back in place")
 
 
-def _strays(folder: _atomic.Staging) -> list[str]:
+def _strays(folder: _staging.Staging) -> list[str]:
     """What a killed scaffold's staging or backup folder holds that the scaffold did not put there (a file the
     user saved in it since; not a folder the swap emptied). A staging folder's list is its first file; a
     backup's is the earlier manifest, when it was moved there (else the backup is not checked: it holds files
@@ -227,18 +228,18 @@ def _strays(folder: _atomic.Staging) -> list[str]:
         return []
     files = listed.files if listed.state == "listed" else {}
     # Paths not listed only: a listed file that differs may be one a kill cut short while it was written.
-    return [rel for rel, path in _manifest.entries(folder.path, skip=[_atomic.STAGING_MARKER, MARKER])
+    return [rel for rel, path in _manifest.entries(folder.path, skip=[_staging.STAGING_MARKER, MARKER])
             if rel not in files and (os.path.islink(path) or not os.path.isdir(path))]  # empty: the swap emptied it
 
 
-def _discard_leftover(folder: _atomic.Staging) -> bool:
+def _discard_leftover(folder: _staging.Staging) -> bool:
     """Delete a killed run's folder unless it holds something of the user's (then say where); whether deleted."""
     strays = _strays(folder)
     if strays:
         _say(f"{folder.path}, left by a scaffold that was killed, holds {', '.join(strays)}, not written by it: "
              "left as it is")
         return False
-    _atomic.remove_marked(folder.path)
+    _staging.remove_marked(folder.path)
     return True
 
 
@@ -266,8 +267,8 @@ def _write(files: dict[str, str], target: Path, force: bool) -> ScaffoldResult:
     try:
         if old is None:
             os.replace(staging.path, target)
-            _atomic.checkpoint("scaffold:renamed")
-            os.unlink(target / _atomic.STAGING_MARKER)
+            _staging.checkpoint("scaffold:renamed")
+            os.unlink(target / _staging.STAGING_MARKER)
         else:
             _swap_in(Path(staging.path), target, sorted(files), old)
     finally:
