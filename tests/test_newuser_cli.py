@@ -198,7 +198,7 @@ def test_a_second_check_or_report_leaves_the_adaptation_folder_out(tmp_path: Pat
 
 
 def test_the_own_output_markers_are_the_writers_names() -> None:
-    from ascend_compat import _atomic
+    from ascend_compat import _staging
     from ascend_compat.migrate import adaptation, discover
 
-    assert set(discover.OWN_OUTPUT_MARKERS) == {adaptation.MARKER, _atomic.STAGING_MARKER}
+    assert set(discover.OWN_OUTPUT_MARKERS) == {adaptation.MARKER, _staging.STAGING_MARKER}

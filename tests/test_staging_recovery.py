@@ -2,7 +2,7 @@
 the target by name and by the marker the writer keeps locked, puts the user's earlier files back or says where
 they are, and never touches a folder it did not make or one a live run is still writing.
 
-The writer is paused at a named point by ``_atomic.staging_hook``, a test-only hook (nothing in the package sets
+The writer is paused at a named point by ``_staging.staging_hook``, a test-only hook (nothing in the package sets
 it), set inside the child before it writes; the child is then killed with SIGKILL, which runs no cleanup."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from ascend_compat import _atomic
+from ascend_compat import _staging
 from ascend_compat.kernel_helper import default_spec, scaffold
 from ascend_compat.kernel_helper.writer import MARKER as SCAFFOLD_MARKER
 
@@ -54,14 +54,14 @@ def killed_at(point: str, call: str, flag_dir: Path) -> None:
     paused = flag_dir / "paused"
     code = textwrap.dedent(f"""
         import time
-        from ascend_compat import _atomic
+        from ascend_compat import _staging
 
         def pause(point):
             if point == {point!r}:
                 open({str(paused)!r}, "w").close()
                 time.sleep(300)
 
-        _atomic.staging_hook = pause
+        _staging.staging_hook = pause
     """) + textwrap.dedent(call)
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO)
     try:
@@ -133,7 +133,7 @@ def test_a_report_killed_while_staging_leaves_a_folder_the_next_run_removes(
     killed_at("adaptation:staged", ADAPT.format(repo=str(repo), target=str(folder)), tmp_path)
     assert listing(folder) == mine  # the folder itself was never touched
     staged = [p for p in parent.iterdir() if p.name != "ascend_adaptation"]
-    assert len(staged) == 1 and (staged[0] / _atomic.STAGING_MARKER).is_file()
+    assert len(staged) == 1 and (staged[0] / _staging.STAGING_MARKER).is_file()
 
     report_again(repo, folder)
     err = capsys.readouterr().err
@@ -148,7 +148,7 @@ def test_a_report_killed_after_its_swap_leaves_the_old_folder_the_next_run_remov
     killed_at("adaptation:swapped", ADAPT.format(repo=str(repo), target=str(folder)), tmp_path)
     # The new folder is in place (the user's work carried in) with the staging marker still in it; the previous
     # folder is still aside.
-    assert (folder / _atomic.STAGING_MARKER).is_file() and (folder / "NOTES.md").read_text() == "my notes\n"
+    assert (folder / _staging.STAGING_MARKER).is_file() and (folder / "NOTES.md").read_text() == "my notes\n"
     aside = [p for p in parent.iterdir() if p.name.endswith(".old")]
     assert len(aside) == 1
 
@@ -163,7 +163,7 @@ def test_an_old_folder_whose_deletion_was_cut_short_is_removed(
     repo, folder, parent = adapted
     half = parent / ".ascend_adaptation.tmp-abc123.old"  # as _remove_aside leaves it when killed midway
     shutil.copytree(folder, half)
-    _atomic.mark(str(half), "adaptation", str(folder), "aside").release()
+    _staging.mark(str(half), "adaptation", str(folder), "aside").release()
     (half / "ported").rename(parent / "elsewhere")  # part of it already deleted
     shutil.rmtree(parent / "elsewhere")
     report_again(repo, folder)
@@ -196,7 +196,7 @@ def test_an_edit_made_after_the_kill_is_never_rolled_over(tmp_path: Path,
     scaffold(default_spec("my_op"), target)
     killed_at("scaffold:swapped op_kernel/my_op.cpp", SCAFFOLD.format(target=str(target)), tmp_path)
     backup = next(p for p in target.parent.iterdir() if p.name.startswith(".op.old-"))
-    swapped = next(p for p in backup.rglob("*") if p.is_file() and p.name != _atomic.STAGING_MARKER)
+    swapped = next(p for p in backup.rglob("*") if p.is_file() and p.name != _staging.STAGING_MARKER)
     rel = swapped.relative_to(backup)
     (target / rel).write_text("the user's edit after the crash\n")
     with pytest.raises(FileExistsError):
@@ -209,9 +209,9 @@ def test_an_edit_made_after_the_kill_is_never_rolled_over(tmp_path: Path,
 def test_a_new_scaffold_killed_after_its_rename_loses_its_stale_marker(tmp_path: Path) -> None:
     target = tmp_path / "out" / "op"
     killed_at("scaffold:renamed", SCAFFOLD.format(target=str(target)), tmp_path)
-    assert (target / _atomic.STAGING_MARKER).is_file()
+    assert (target / _staging.STAGING_MARKER).is_file()
     scaffold(default_spec("my_op", compute="mul"), target, force=True)
-    assert not (target / _atomic.STAGING_MARKER).exists() and (target / SCAFFOLD_MARKER).is_file()
+    assert not (target / _staging.STAGING_MARKER).exists() and (target / SCAFFOLD_MARKER).is_file()
     assert [p.name for p in target.parent.iterdir()] == ["op"]
 
 
@@ -223,16 +223,16 @@ def test_folders_the_tool_did_not_leave_are_never_touched(tmp_path: Path,
     (lookalike / "x").mkdir(parents=True)
     forged = target.parent / ".op.tmp-other"  # a marker of another kind (a report's), or not JSON
     forged.mkdir()
-    (forged / _atomic.STAGING_MARKER).write_text(json.dumps({"tool": "ascend-compat", "kind": "adaptation",
+    (forged / _staging.STAGING_MARKER).write_text(json.dumps({"tool": "ascend-compat", "kind": "adaptation",
                                                              "role": "staging", "target": str(target)}))
     torn = target.parent / ".op.tmp-torn"
     torn.mkdir()
-    (torn / _atomic.STAGING_MARKER).write_text('{"tool": "ascend-co')
+    (torn / _staging.STAGING_MARKER).write_text('{"tool": "ascend-co')
     elsewhere = target.parent / ".other.tmp-abc"  # a marker for this target, but not its name pattern
     elsewhere.mkdir()
-    (elsewhere / _atomic.STAGING_MARKER).write_text(json.dumps({"tool": "ascend-compat", "kind": "scaffold",
+    (elsewhere / _staging.STAGING_MARKER).write_text(json.dumps({"tool": "ascend-compat", "kind": "scaffold",
                                                                 "role": "staging", "target": str(target)}))
-    dead = _atomic.make_staging(str(target), "scaffold")  # a real leftover beside them: its lock released
+    dead = _staging.make_staging(str(target), "scaffold")  # a real leftover beside them: its lock released
     dead.release()
     scaffold(default_spec("my_op"), target)
     assert capsys.readouterr().err.splitlines() == [
@@ -247,9 +247,9 @@ def test_a_live_writers_staging_folder_is_left_alone(tmp_path: Path) -> None:
     paused = tmp_path / "paused"
     code = textwrap.dedent(f"""
         import time
-        from ascend_compat import _atomic
+        from ascend_compat import _staging
 
-        staging = _atomic.make_staging({str(target)!r}, "scaffold")
+        staging = _staging.make_staging({str(target)!r}, "scaffold")
         open({str(paused)!r}, "w").close()
         time.sleep(300)
     """)
@@ -258,10 +258,10 @@ def test_a_live_writers_staging_folder_is_left_alone(tmp_path: Path) -> None:
     try:
         until(proc, paused.exists, 1200)
         assert paused.exists()
-        assert _atomic.leftovers(str(target), "scaffold") == []  # its marker is locked: the writer is alive
+        assert _staging.leftovers(str(target), "scaffold") == []  # its marker is locked: the writer is alive
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
-        found = _atomic.leftovers(str(target), "scaffold")  # dead now: a leftover
+        found = _staging.leftovers(str(target), "scaffold")  # dead now: a leftover
         assert [os.path.basename(s.path)[:8] for s in found] == [".op.tmp-"]
         for s in found:
             s.release()

@@ -75,7 +75,7 @@ def test_a_fifo_in_place_of_a_generated_file_of_an_old_folder_is_refused(tmp_pat
 
 PAUSE_IN_MARK = """
     import time
-    real_mark = _atomic.mark
+    real_mark = _staging.mark
 
     def mark(folder, kind, target, role, **extra):
         if role == "aside":
@@ -83,14 +83,14 @@ PAUSE_IN_MARK = """
             time.sleep(300)
         return real_mark(folder, kind, target, role, **extra)
 
-    _atomic.mark = mark
+    _staging.mark = mark
 """
 PAUSE_IN_UNLINK = """
     import os, time
     real_unlink = os.unlink
 
     def unlink(path, *args, **kwargs):
-        if str(path).endswith("ascend_adaptation/" + _atomic.STAGING_MARKER):
+        if str(path).endswith("ascend_adaptation/" + _staging.STAGING_MARKER):
             open({flag!r}, "w").close()
             time.sleep(300)
         return real_unlink(path, *args, **kwargs)
@@ -152,14 +152,14 @@ def test_a_second_report_waits_for_a_live_one_instead_of_losing_the_users_files(
     flag = tmp_path / "paused"
     first = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import time
-        from ascend_compat import _atomic
+        from ascend_compat import _staging
 
         def pause(point):
             if point == "adaptation:aside":
                 open({str(flag)!r}, "w").close()
                 time.sleep(300)
 
-        _atomic.staging_hook = pause
+        _staging.staging_hook = pause
     """) + textwrap.dedent(ADAPT.format(repo=str(repo), target=str(folder)))], cwd=REPO)
     second = None
     try:

@@ -17,14 +17,12 @@ A reader (or a crash) sees the old file or the new one, never half of either. Th
   directory, FIFO, socket or device at the target is refused with :class:`NotRegularFileError` (``-o /dev/null``
   must not turn ``/dev/null`` into a file);
 * missing parent directories are created;
-* a folder is staged beside its target (:func:`make_staging`) under a name of a fixed pattern, holding a marker
-  the writing process keeps locked: a run killed mid-staging leaves a folder a later run can tell apart from
-  anything else (:func:`abandoned`, :func:`leftovers`) and remove (:func:`remove_marked`);
 * ``fsync=True`` (the default) flushes the data to disk before the rename, so a power loss cannot leave an empty
   file in place of the old one (XFS, or ext4 without ``auto_da_alloc``, can). It costs about a millisecond a file;
   callers pass ``fsync=False`` for caches and regenerable staging, whose torn or empty files are detected and
   rebuilt anyway.
 
+A folder, a tree of files, is written by staging it beside its target instead: :mod:`ascend_compat._staging`.
 Only the standard library is imported, so every module (the CLI's cold path included) can use it.
 """
 
@@ -36,8 +34,7 @@ import stat
 from collections.abc import Callable
 from typing import Optional, Union
 
-__all__ = ["STAGING_MARKER", "NotRegularFileError", "Staging", "abandoned", "check_target", "file_kind", "leftovers",
-           "make_staging", "mark", "new_file_mode", "remove_marked", "umask", "write_bytes", "write_text",
+__all__ = ["NotRegularFileError", "check_target", "file_kind", "new_file_mode", "umask", "write_bytes", "write_text",
            "write_with"]
 
 PathLike = Union[str, os.PathLike[str]]
@@ -255,150 +252,3 @@ def write_text(path: PathLike, text: str, *, encoding: str = "utf-8", like: Opti
     """Replace ``path`` with ``text`` (written as is: no newline translation) atomically; returns the path
     written. The text is encoded first, so an unencodable one leaves the disk untouched."""
     return write_bytes(path, text.encode(encoding), like=like, fsync=fsync)
-
-
-# Folder staging: a folder is staged beside its target as ``.NAME.tmp-*`` (a backup ``.NAME.old-*``, an old folder
-# moved aside ``.NAME.tmp-*.old``) holding STAGING_MARKER, locked (flock) by the writer while it lives: a later run
-# recognises a killed run's leftover by both, and never mistakes a live run's folder or the user's for one.
-
-STAGING_MARKER = ".ascend-compat-staging"
-_TOOL = "ascend-compat"
-
-#: Test-only: called with the name of each point of a folder write where a kill leaves the most behind (the
-#: interrupted-staging tests pause a real writer there and SIGKILL it). Nothing in the package sets it.
-staging_hook: Optional[Callable[[str], None]] = None
-
-
-def checkpoint(point: str) -> None:
-    """Call :data:`staging_hook` (tests only)."""
-    if staging_hook is not None:
-        staging_hook(point)
-
-
-class Staging:
-    """A folder marked as this tool's (``info``: the marker's record), with the marker's lock held by this
-    process until :meth:`release` or its end (the kernel drops a lock however the process ends)."""
-
-    def __init__(self, path: str, info: dict, fd: Optional[int]) -> None:  # no dataclasses: a cold-path module
-        self.path, self.info, self.fd = path, info, fd
-
-    def release(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
-
-
-def _where(target: str) -> str:
-    """``target`` named the same whichever way it was reached (its parent's symlinks resolved)."""
-    parent, name = os.path.split(os.path.abspath(target))
-    return os.path.join(os.path.realpath(parent), name)
-
-
-def mark(folder: str, kind: str, target: str, role: str, **extra: object) -> Staging:
-    """Write the staging marker into ``folder`` (a folder of this run) and hold its lock; see :class:`Staging`."""
-    import json
-
-    info = {"tool": _TOOL, "kind": kind, "role": role, "target": _where(target), "name": os.path.basename(folder),
-            "pid": os.getpid(), **extra}
-    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(os.path.join(folder, STAGING_MARKER), flags, 0o644)
-    try:
-        _lock(fd, blocking=True)
-        os.write(fd, (json.dumps(info) + "\n").encode())
-    except BaseException:
-        os.close(fd)
-        raise
-    return Staging(folder, info, fd)
-
-
-def make_staging(target: str, kind: str, role: str = "staging", **extra: object) -> Staging:
-    """A new private folder ``.NAME.tmp-*`` (``role="backup"``: ``.NAME.old-*``) beside ``target``, marked; an
-    error names ``target``."""
-    import shutil
-    import tempfile
-
-    parent, name = os.path.split(os.path.abspath(target))
-    try:
-        folder = tempfile.mkdtemp(prefix=f".{name}.{'old' if role == 'backup' else 'tmp'}-", dir=parent)
-    except OSError as exc:
-        raise OSError(exc.errno, f"{exc.strerror} (writing it needs a temporary folder in {parent})",
-                      os.fspath(target)) from exc
-    try:
-        return mark(folder, kind, target, role, **extra)
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
-
-
-def _lock(fd: int, blocking: bool) -> bool:
-    """flock ``fd`` exclusively; False when another open file holds it. Without flock (not POSIX) nothing can
-    tell a live writer from a dead one: False, so that no leftover is ever touched."""
-    try:
-        import fcntl
-    except ImportError:
-        return blocking
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
-    except BlockingIOError:
-        return False
-    return True
-
-
-def abandoned(folder: str) -> Optional[Staging]:
-    """``folder`` claimed (its lock now held by this process) when it is a real directory holding this tool's
-    staging marker whose writer is gone; None otherwise (no marker, not ours, or its writer still running)."""
-    import json
-
-    path = os.path.join(folder, STAGING_MARKER)
-    try:
-        if os.path.islink(folder) or not stat.S_ISREG(os.lstat(path).st_mode):
-            return None
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None
-    try:
-        info = json.loads(os.read(fd, 1 << 16).decode("utf-8")) if _lock(fd, blocking=False) else None
-    except (OSError, ValueError):  # unreadable, or torn by a kill while it was written: not recognised
-        info = None
-    if isinstance(info, dict) and info.get("tool") == _TOOL and isinstance(info.get("target"), str):
-        return Staging(folder, info, fd)
-    os.close(fd)
-    return None
-
-
-def leftovers(target: str, kind: str) -> list[Staging]:
-    """The staging folders beside ``target`` that a killed run of ``kind`` left (claimed; release them):
-    named by the staging pattern for ``target`` and holding the marker naming ``kind`` and ``target``."""
-    import re
-
-    parent, name = os.path.split(os.path.abspath(target))
-    pattern = re.compile(rf"\.{re.escape(name)}\.(tmp|old)-[A-Za-z0-9_]{{1,32}}(\.old)?")
-    try:
-        names = sorted(n for n in os.listdir(parent) if pattern.fullmatch(n))
-    except OSError:
-        return []
-    found = []
-    for n in names:
-        claimed = abandoned(os.path.join(parent, n))
-        if claimed is None:
-            continue
-        if claimed.info.get("kind") == kind and claimed.info["target"] == _where(target):
-            found.append(claimed)
-        else:
-            claimed.release()
-    return found
-
-
-def remove_marked(folder: str) -> None:
-    """Delete a folder this tool marked, its marker last, so that a kill midway leaves it still recognisable."""
-    import shutil
-
-    for entry in os.scandir(folder):
-        if entry.name == STAGING_MARKER:
-            continue
-        if entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(entry.path)
-        else:
-            os.unlink(entry.path)
-    os.unlink(os.path.join(folder, STAGING_MARKER))
-    os.rmdir(folder)

@@ -13,7 +13,7 @@ added to it (notes, a build of a kernel), generated files edited since (a kernel
 folders. The marker (:mod:`ascend_compat._manifest`) lists what was generated, with a sha256 each, to tell them
 apart; in a folder from before that list, every file the new run does not generate is carried; with a damaged
 list, every file that differs from the new generation is. The staging folder is marked as this tool's
-(:mod:`ascend_compat._atomic`): the next run clears up after a report killed midway
+(:mod:`ascend_compat._staging`): the next run clears up after a report killed midway
 (:mod:`ascend_compat.migrate.adaptation_swap`); two runs on one folder take turns (:mod:`ascend_compat._staging`).
 """
 
@@ -224,7 +224,7 @@ def write_adaptation(result: ScanResult, analysis: Analysis, root: str, folder: 
 def _write(result: ScanResult, analysis: Analysis, root: str, folder: str) -> Adaptation:
     """Stage the folder beside ``folder``, carry the user's entries into it and swap it into place."""
     previous = _manifest.read(os.path.join(folder, MARKER)) if os.path.exists(folder) else None
-    marked = _atomic.make_staging(folder, _KIND, carries=previous is not None)
+    marked = _staging.make_staging(folder, _KIND, carries=previous is not None)
     staging = marked.path
     out = Adaptation(folder)
 
@@ -253,7 +253,7 @@ def _write(result: ScanResult, analysis: Analysis, root: str, folder: str) -> Ad
         if previous is not None:
             out.kept = _carry(folder, staging, _ours(previous, folder, generated))
         os.chmod(staging, _atomic.new_file_mode(executable=True))  # mkdtemp made it 0700
-        _atomic.checkpoint("adaptation:staged")
+        _staging.checkpoint("adaptation:staged")
         swap_folder(staging, folder)
     except BaseException:
         _staging.discard(staging)

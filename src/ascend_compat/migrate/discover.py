@@ -7,6 +7,8 @@ import re
 import stat
 import subprocess
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Callable, Optional
 
 from ascend_compat._atomic import file_kind
@@ -40,8 +42,33 @@ def unlisted_reason(strerror: str) -> str:
     return f"cannot list this folder: {strerror}; none of its files were scanned"
 
 
+# The list :func:`own_output_skipped` collects into while its block runs (None outside one). A context variable,
+# not a parameter: ``scan.check`` runs discovery for ``check`` and has no use for the list itself.
+_skipped: ContextVar[Optional[list[str]]] = ContextVar("ascend_compat_own_output_skipped", default=None)
+
+
+@contextmanager
+def own_output_skipped() -> Iterator[list[str]]:
+    """The folders of ascend-compat's own output (:data:`OWN_OUTPUT_MARKERS`) that :func:`discover` leaves out
+    while the block runs, each once, named as reached from the root given, in the order met: ``check`` names
+    them, so that a user is not left wondering why a folder's files are not counted."""
+    found: list[str] = []
+    token = _skipped.set(found)
+    try:
+        yield found
+    finally:
+        _skipped.reset(token)
+
+
 def _own_output(folder: str) -> bool:
-    return any(os.path.isfile(os.path.join(folder, m)) for m in OWN_OUTPUT_MARKERS)
+    """Whether ``folder`` is ascend-compat's own output (then noted for :func:`own_output_skipped`)."""
+    own = any(os.path.isfile(os.path.join(folder, m)) for m in OWN_OUTPUT_MARKERS)
+    found = _skipped.get()
+    if own and found is not None:
+        folder = os.path.normpath(folder)
+        if os.path.realpath(folder) not in {os.path.realpath(f) for f in found}:  # reached from two roots
+            found.append(folder)
+    return own
 
 
 def language_of(path: str) -> Optional[str]:
