@@ -101,13 +101,17 @@ def test_a_report_killed_before_marking_its_staging_folder_leaves_nothing_after_
 
 @pytest.mark.parametrize("pause", PAUSES, ids=["before its marker", "as its marker was created"])
 def test_a_scaffold_killed_before_marking_its_staging_folder_leaves_nothing_after_the_next_run(
-        pause: str, tmp_path: Path) -> None:
+        pause: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = tmp_path / "out" / "op"
     scaffold(default_spec("my_op"), target)
     killed_with(pause, SCAFFOLD.format(target=str(target)), tmp_path)
-    assert [p.name[:8] for p in hidden(target.parent, "op")] == [".op.tmp-"]
+    left = hidden(target.parent, "op")
+    assert [p.name[:8] for p in left] == [".op.tmp-"]
+    capsys.readouterr()
     scaffold(default_spec("my_op", compute="mul"), target, force=True)
     assert hidden(target.parent, "op") == []
+    err = capsys.readouterr().err  # said, as report says it
+    assert f"removed {left[0]}, an empty staging folder of a run that was killed as it started" in err, err
     assert "AscendC::Mul(" in (target / "op_kernel" / "my_op.cpp").read_text()
 
 

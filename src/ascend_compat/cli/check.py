@@ -108,19 +108,6 @@ def list_rules(as_json: bool) -> int:
     return 0
 
 
-def _with_field(text: str, key: str, value: object) -> str:
-    """The JSON object ``text`` (as :func:`~ascend_compat.migrate.render.render_json` indents it) with ``key``
-    added last: spliced in, as a scan's JSON can be megabytes that a parse and dump again would cost a second."""
-    import json
-
-    body = text.rstrip()
-    if not body.endswith("}"):
-        raise ValueError("not a JSON object")
-    head = body[:-1].rstrip()
-    sep = "" if head.endswith("{") else ","
-    return f"{head}{sep}\n  {json.dumps(key)}: {json.dumps(value)}\n}}"
-
-
 def main(args: argparse.Namespace) -> int:
     from ascend_compat.cli._common import use_color
     from ascend_compat.migrate.render import render
@@ -130,11 +117,8 @@ def main(args: argparse.Namespace) -> int:
     if not args.paths:
         print("ascend-compat check: give at least one PATH (or --list-rules)", file=sys.stderr)
         return 2
-    from ascend_compat.migrate.discover import own_output_skipped
-
     try:
-        with own_output_skipped() as skipped:
-            result = run_check(args)
+        result = run_check(args)
     except ValueError as exc:
         print(f"ascend-compat check: {exc}", file=sys.stderr)
         return 2
@@ -143,9 +127,9 @@ def main(args: argparse.Namespace) -> int:
 
     if cxx_warning(result) and (fmt != "text" or args.output):  # the text output starts with it already
         print(f"ascend-compat check: {cxx_warning(result)}", file=sys.stderr)
-    if skipped:  # its files are in no count: say why, or the numbers puzzle
+    if result.own_output_skipped:  # its files are in no count: say why, or the numbers puzzle
         print(f"ascend-compat check: left out ascend-compat's own output (report's adaptation folder; its files "
-              f"are in no count): {', '.join(skipped)}", file=sys.stderr)
+              f"are in no count): {', '.join(result.own_output_skipped)}", file=sys.stderr)
     if fmt == "sarif":
         # SARIF carries port's fixes as text replacements, which need the files' text.
         from ascend_compat.migrate.port import texts_with_fixes
@@ -154,8 +138,6 @@ def main(args: argparse.Namespace) -> int:
         text = render_sarif(result, texts=texts_with_fixes(result))
     else:
         text = render(result, fmt, fmt == "text" and not args.output and use_color(sys.stdout))
-    if fmt == "json":
-        text = _with_field(text, "own_output_skipped", skipped)
     if args.output:
         from ascend_compat.cli._common import scanned_file_at
         from ascend_compat.migrate.atomic import write_atomic

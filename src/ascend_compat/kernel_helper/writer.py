@@ -160,7 +160,7 @@ def _recover(target: Path) -> None:
                 os.unlink(target / _staging.STAGING_MARKER)  # renamed into place, killed before this last step
         finally:
             inside.release()
-    found = _staging.leftovers(str(target), _KIND)
+    found = _staging.leftovers(str(target), _KIND, _say)
     try:
         stagings = {os.path.basename(s.path): s for s in found if s.info.get("role") == "staging"}
         for backup in (s for s in found if s.info.get("role") == "backup"):

@@ -43,7 +43,8 @@ def unlisted_reason(strerror: str) -> str:
 
 
 # The list :func:`own_output_skipped` collects into while its block runs (None outside one). A context variable,
-# not a parameter: ``scan.check`` runs discovery for ``check`` and has no use for the list itself.
+# not a parameter: discovery's callers yield the files it finds, and only ``scan.check`` (ScanResult's
+# ``own_output_skipped``) wants the folders it left out.
 _skipped: ContextVar[Optional[list[str]]] = ContextVar("ascend_compat_own_output_skipped", default=None)
 
 

@@ -238,6 +238,8 @@ class ScanResult:
     first_party: Optional[dict] = None
     #: Dependency findings removed because they name the project's own package.
     first_party_dropped: list[Finding] = field(default_factory=list)
+    #: Folders of ascend-compat's own output that discovery left out (``discover.own_output_skipped``).
+    own_output_skipped: list[str] = field(default_factory=list)
     #: Lazily computed project analysis (extension inventory, effort model): ``migrate.project.analyze``.
     analysis_cache: dict = field(default_factory=dict, repr=False, compare=False)
 
@@ -304,6 +306,7 @@ class ScanResult:
                 f"{f.path}:{f.line} {f.code} {f.api}" for f in self.first_party_dropped]},
             "extensions": extra["extensions"],
             "effort": effort,
+            "own_output_skipped": self.own_output_skipped,
         }
 
 

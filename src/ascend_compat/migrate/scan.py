@@ -21,7 +21,7 @@ from ascend_compat._atomic import file_kind
 
 # pyscan registers the Python rules in this process too (the parent reads them when reporting).
 from ascend_compat.migrate import apidb, cxx, deps, pyscan
-from ascend_compat.migrate.discover import discover
+from ascend_compat.migrate.discover import discover, own_output_skipped
 from ascend_compat.migrate.model import FileFailed, FileResult, FileScanned, FileSkipped, ScanResult
 
 #: Files larger than this are never read (generated code, data dumped into .py files).
@@ -292,8 +292,9 @@ def check(
     # Largest first so the last task to finish is a small one.
     # A folder that could not be listed, or a FIFO named explicitly: a failure, so the scan is incomplete.
     unscanned: list[FileResult] = []
-    files = list(discover(roots, use_git=use_git,
-                          on_error=lambda path, why: unscanned.append(FileFailed(path, "", why))))
+    with own_output_skipped() as own:  # named in the result: its files are in no count
+        files = list(discover(roots, use_git=use_git,
+                              on_error=lambda path, why: unscanned.append(FileFailed(path, "", why))))
     sizes = {}
     for p, _ in files:
         try:
@@ -332,4 +333,5 @@ def check(
                     inventory[api] = {"count": n, "status": apidb.status(api, line)}
                 else:
                     entry["count"] += n
-    return ScanResult(roots, results, line, time.perf_counter() - t0, dict(sorted(inventory.items())))
+    return ScanResult(roots, results, line, time.perf_counter() - t0, dict(sorted(inventory.items())),
+                      own_output_skipped=own)
