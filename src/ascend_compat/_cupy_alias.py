@@ -20,10 +20,41 @@ from importlib.machinery import ModuleSpec
 from types import ModuleType
 from typing import Any, Optional
 
-__all__ = ["TARGETS", "alias_provider", "alias_target", "forget_aliases", "is_alias", "shim_provider"]
+__all__ = ["NOT_PROVIDED", "TARGETS", "alias_provider", "alias_target", "forget_aliases", "is_alias", "not_provided",
+           "shim_provider"]
 
 #: The top-level names aliased, and the modules they resolve to.
 TARGETS = {"cupy": "ascend_compat.cupy", "cupyx": "ascend_compat.cupy._cupyx"}
+
+_PROFILING = "use torch.profiler (torch_npu's profiler on Ascend), or time with cupy.cuda.Event"
+_CUDA_LIB = "a wrapper of a CUDA library: use cupy.linalg, cupy.fft, sorting and reductions, which run on the backend"
+#: CuPy modules this package does not provide, and what to use instead: importing one raises a
+#: ModuleNotFoundError saying so (Python's own "'cupyx' is not a package" reads like a broken install).
+NOT_PROVIDED = {
+    "cupyx.scipy": "run SciPy on a host copy (cupy.asnumpy(a)), or use cupy.fft / cupy.linalg / torch",
+    "cupyx.jit": "it compiles Python functions to CUDA kernels: write the kernel as array code, an "
+                 "ElementwiseKernel expression, or a Triton / Ascend C kernel (ascend-compat scaffold)",
+    "cupyx.profiler": _PROFILING, "cupyx.time": _PROFILING, "cupy.cuda.nvtx": _PROFILING,
+    "cupy.cuda.profiler": _PROFILING, "cupy.prof": _PROFILING,
+    "cupyx.lapack": _CUDA_LIB, "cupyx.cusolver": _CUDA_LIB, "cupyx.cusparse": _CUDA_LIB, "cupyx.cutensor": _CUDA_LIB,
+    "cupy.cuda.cub": _CUDA_LIB, "cupy.cuda.thrust": _CUDA_LIB, "cupy.cuda.jitify": _CUDA_LIB,
+    "cupy.cuda.cudnn": _CUDA_LIB,
+    "cupyx.distributed": "use torch.distributed (hccl on Ascend)",
+    "cupy.testing": "CuPy's test helpers are not included: compare cupy.asnumpy(a) with numpy.testing",
+}
+
+
+def not_provided(fullname: str, attribute: bool = False) -> Optional[str]:
+    """The message for a CuPy module (or a submodule of one) that this package does not provide, else None
+    (``attribute``: for ``cupyx.scipy`` as an attribute rather than an import)."""
+    parts = fullname.split(".")
+    for k in range(len(parts), 1, -1):
+        advice = NOT_PROVIDED.get(".".join(parts[:k]))
+        if advice is not None:
+            what = "No attribute or module" if attribute else "No module named"
+            return (f"{what} {fullname!r}: ascend_compat.cupy, which `import {parts[0]}` resolves to here, "
+                    f"does not provide {'.'.join(parts[:k])}; {advice}")
+    return None
 
 
 def alias_target(fullname: str) -> Optional[str]:
@@ -75,6 +106,12 @@ def _alias_spec(fullname: str) -> Optional[ModuleSpec]:
     value = getattr(sys.modules.get(parent), attr, None)
     if isinstance(value, ModuleType):
         return _spec(fullname, _AliasLoader(real, value))
+    message = not_provided(fullname)
+    # Only below this package's own modules: a module put in sys.modules by someone else (a test suite's own
+    # cupy.testing) has submodules that other finders find.
+    owner = sys.modules.get(fullname.rpartition(".")[0])
+    if message is not None and getattr(owner, "__name__", "").startswith(TARGETS["cupy"]):
+        raise ModuleNotFoundError(message, name=fullname)
     return None
 
 

@@ -3,8 +3,9 @@ while ``import cupy`` resolves to ``ascend_compat.cupy``).
 
 Here: ``errstate``/``seterr``/``geterr``, ``allow_synchronize``/``DeviceSynchronized``, ``scatter_add``/``scatter_max``/
 ``scatter_min``, ``rsqrt``, ``get_runtime_info`` and the ``*_pinned`` host-array constructors. Not here:
-``cupyx.scipy``, ``cupyx.jit``, ``cupyx.profiler``, cuTENSOR/cuSOLVER/cuSPARSE wrappers (``import cupyx.scipy``
-raises ``ModuleNotFoundError``).
+``cupyx.scipy``, ``cupyx.jit``, ``cupyx.profiler``, cuTENSOR/cuSOLVER/cuSPARSE wrappers: ``import cupyx.scipy``
+raises ``ModuleNotFoundError`` and ``cupyx.scipy`` an ``AttributeError``, each saying that this package does not
+provide it and what to use instead (``ascend_compat._cupy_alias.NOT_PROVIDED``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any, Optional
 
+from ascend_compat._cupy_alias import not_provided
 from ascend_compat.cupy._errstate import errstate, geterr, seterr
 
 __all__ = [
@@ -34,7 +36,17 @@ __all__ = [
     "zeros_pinned",
 ]
 
+#: A package for the import system (no submodules of its own): ``import cupyx.scipy`` then asks the finders, whose
+#: answer says that cupyx.scipy is not provided, instead of Python's "'cupyx' is not a package".
+__path__: list[str] = []
+
 _sync = threading.local()
+
+
+def __getattr__(name: str) -> Any:
+    """``cupyx.scipy`` and the other CuPy submodules not provided: an AttributeError that says so."""
+    message = not_provided(f"cupyx.{name}", attribute=True)
+    raise AttributeError(message or f"module {__name__!r} has no attribute {name!r}")
 
 
 class DeviceSynchronized(RuntimeError):  # noqa: N818  (CuPy's name)

@@ -82,12 +82,25 @@ class ReductionKernel:
         key = tuple(a._dtype if isinstance(a, ndarray) else type(a) for a in args)
         types = self._cached_codes.setdefault(key, types)
         mapped = asarray(_Evaluator(env, types).run(self._map))
-        if self._reduce_type:
-            dt = _dtype_name(self._reduce_type) or types.get(self._reduce_type)
-            mapped = mapped.astype(dt) if dt is not None else mapped
-        a = _reduce(self._kind, mapped, axis, keepdims)
+        shapes = [a.shape for a in args if isinstance(a, ndarray)]
+        in_shape = numpy.broadcast_shapes(*shapes) if shapes else mapped.shape
+        if mapped.shape != in_shape:  # a map of constants (`1`: a count) still has one value per element
+            from ascend_compat.cupy._manipulation import broadcast_to
+
+            mapped = broadcast_to(mapped, in_shape)
         tp, name = self.out_params[0]
-        val = _post_map(self.name, self._post, name, dict(env, a=a, _in_ind=None), types)
+        # The values are reduced in reduce_type, by default the output's type (as in CuPy): a count of `x > 0`
+        # into an int64 output sums integers, not booleans.
+        red = self._reduce_type or tp
+        dt = _dtype_name(red) or types.get(red)
+        if dt is not None:
+            mapped = mapped.astype(dt)
+            types = {**types, "_type_reduce": dt}
+        a = _reduce(self._kind, mapped, axis, keepdims)
+        # CuPy's _in_ind.size() / _out_ind.size(): the elements reduced over all, and the outputs (a mean divides
+        # by their ratio)
+        sizes = {"_in_ind_size": mapped.size, "_out_ind_size": max(a.size, 1)}
+        val = _post_map(self.name, self._post, name, dict(env, a=a, **sizes), types)
         return _store(val, _dtype_name(tp) or types.get(tp) or val._dtype, out)
 
 

@@ -181,6 +181,10 @@ def _minmax(a: ArrayArg, axis: Axes, out: Out, keepdims: bool, initial: Optional
             fn: TorchReduction, name: str) -> ndarray:
     a, axes = _prep(a, axis)
     t = a._t
+    flip = a._dtype == _dtypes.UINT64
+    if flip:  # uint64 held as its int64 bit pattern: with the top bit flipped, signed order is the unsigned one
+        t = t ^ _I64_MIN
+        initial = None if initial is None else int(initial) + _I64_MIN  # type: ignore[call-overload]
     if where is not True:
         if initial is None:
             raise ValueError(f"reduction operation '{name}' does not have an identity, so to use a where mask one "
@@ -188,8 +192,6 @@ def _minmax(a: ArrayArg, axis: Axes, out: Out, keepdims: bool, initial: Optional
         t = torch.where(asarray(where)._t, t, torch.tensor(initial, dtype=t.dtype, device=t.device))
     if initial is None and (_any(a.shape[ax] == 0 for ax in axes) or (a.ndim == 0 and a.size == 0)):
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
-    if a._dtype == _dtypes.UINT64:
-        t = cast_tensor(t, a._dtype, _dtypes.FLOAT64) if bool((t < 0).any()) else t
     work = t.to(torch.uint8) if t.dtype == torch.bool else t
     if work.is_complex():
         from ascend_compat.cupy._ufuncs import maximum, minimum
@@ -204,7 +206,12 @@ def _minmax(a: ArrayArg, axis: Axes, out: Out, keepdims: bool, initial: Optional
         if initial is not None:
             r = (torch.maximum if name == "maximum" else torch.minimum)(r, torch.tensor(initial, dtype=r.dtype,
                                                                                          device=r.device))
+    if flip:
+        r = r ^ _I64_MIN
     return _finish(r.to(t.dtype) if t.dtype == torch.bool else r, a._dtype, out, a._dtype)
+
+
+_I64_MIN = -(2**63)
 
 
 def amax(a: ArrayArg, axis: Axes = None, out: Out = None, keepdims: bool = False, initial: Optional[Scalar] = None,

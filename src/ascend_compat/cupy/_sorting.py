@@ -136,6 +136,8 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> ndar
         return _wrap(r.reshape(vt.shape))
     if at.dtype == torch.bool:
         at, vt = at.to(torch.uint8), vt.to(torch.uint8)
+    if dt == numpy.dtype(numpy.uint64):  # int64 bit patterns: the top bit flipped orders them as unsigned
+        at, vt = at ^ -(2**63), vt ^ -(2**63)
     srt = None if sorter is None else asarray(sorter)._t.to(torch.int64)
     r = torch.searchsorted(at.contiguous(), vt.reshape(1) if vt.dim() == 0 else vt, right=side == "right",
                            sorter=srt)

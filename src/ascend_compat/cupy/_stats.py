@@ -332,6 +332,9 @@ def ufunc_accumulate(uf: Any, array: Any, axis: int, dtype: Any, out: Any) -> nd
            "minimum": lambda x, dim: torch.cummin(x, dim)[0]}
     fn = fns.get(uf.name)
     if fn is not None and not t.is_complex() and t.dtype != torch.bool:
+        if dt == numpy.dtype(numpy.uint64) and uf.name in ("maximum", "minimum"):
+            # int64 bit patterns: the top bit flipped orders them as unsigned (cummax would order them signed)
+            return R._finish(fn(t ^ -(2**63), dim=ax) ^ -(2**63), dt, out, dt)
         return R._finish(fn(t, dim=ax), dt, out, dt)
     m = moveaxis(_wrap(t, dt), ax, 0)
     parts = [m[0]]

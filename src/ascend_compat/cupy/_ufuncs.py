@@ -223,6 +223,42 @@ _BINARY = {
     "fmax": _fminmax(torch.fmax), "fmin": _fminmax(torch.fmin),
 }
 UINT64_KERNELS["right_shift"] = _int_shift(_logical_right_shift)  # torch shifts uint64 arithmetically
+
+
+def _unsigned_order(fn: Any) -> Any:
+    """``fn`` (maximum, minimum...) on uint64 values held as int64 bit patterns: with the top bit flipped, signed
+    order is the unsigned one (torch's int64 maximum would pick 5 over 2**63 + 1)."""
+    def kernel(a: Any, b: Any) -> Any:
+        like = a if isinstance(a, _T) else b
+        a, b = (x if isinstance(x, _T) else torch.tensor(x, dtype=torch.int64, device=like.device) for x in (a, b))
+        return fn(a ^ _I64_MIN, b ^ _I64_MIN) ^ _I64_MIN
+    return kernel
+
+
+_I64_MIN = -(2**63)
+
+
+def _unsigned_divmod(a: Any, b: Any) -> tuple[_T, _T]:
+    """``(a // b, a % b)`` on uint64 values held as int64 bit patterns, exactly (torch would divide them signed):
+    the quotient of ``a >>> 1`` doubled is short of the true one by at most 1, which one unsigned comparison of the
+    remainder fixes; a divisor of 2**63 or more gives 0 or 1 the same way. Division by zero gives 0 and 0, as NumPy."""
+    like = a if isinstance(a, _T) else b
+    a, b = (x if isinstance(x, _T) else torch.tensor(x, dtype=torch.int64, device=like.device) for x in (a, b))
+    zero = b == 0
+    b = torch.where(zero, torch.ones_like(b), b)
+    big = b < 0
+    q = torch.where(big, 0, (((a >> 1) & (2**63 - 1)) // torch.where(big, 1, b)) << 1)
+    r = a - q * b
+    over = (r ^ _I64_MIN) >= (b ^ _I64_MIN)
+    q, r = q + over.to(q.dtype), torch.where(over, r - b, r)
+    return torch.where(zero, 0, q), torch.where(zero, 0, r)
+
+
+UINT64_KERNELS.update({"floor_divide": lambda a, b: _unsigned_divmod(a, b)[0], "divmod": _unsigned_divmod,
+                       "remainder": lambda a, b: _unsigned_divmod(a, b)[1],
+                       "fmod": lambda a, b: _unsigned_divmod(a, b)[1]})
+UINT64_KERNELS.update({name: _unsigned_order(fn) for name, fn in (("maximum", torch.maximum), ("fmax", torch.maximum),
+                                                                  ("minimum", torch.minimum), ("fmin", torch.minimum))})
 _UNARY = {
     "negative": _complex_arith.neg, "positive": torch.clone, "absolute": _abs, "fabs": torch.abs,
     "sign": _sign, "rint": _rounding(torch.round), "conjugate": _conj,

@@ -182,12 +182,17 @@ def superoptimize(graph: KernelGraph, backend: str = "ascend", target: Optional[
     root = Path(cache_dir) if cache_dir else None
     key = cachemod.key(graph.signature(), backend, tgt["name"], mode, versions)
     record = cachemod.load(key, root) if use_cache else None
-    kdir = cachemod.kernel_dir(key, root) if use_cache else None
+    kdir = _kernel_dir(key, root) if use_cache else None
+    if kdir is None:
+        record, use_cache = None, False
     if record is None:
         record = _build(graph, tgt, backend, mode, kdir, (warmup_iters, profile_iters))
         record["versions"] = versions
         if use_cache:
-            cachemod.store(key, record, root)
+            try:
+                cachemod.store(key, record, root)
+            except OSError as e:  # a full disk or a read-only cache: the plan is still good, only not kept
+                _cache_warning(e)
         record["cache"] = "miss"
     else:
         record["cache"] = "hit"
@@ -197,11 +202,36 @@ def superoptimize(graph: KernelGraph, backend: str = "ascend", target: Optional[
     return opt
 
 
+def _cache_warning(e: OSError) -> None:
+    """Warn, pointing at the user's line (the first frame outside this package)."""
+    import sys
+    import warnings
+
+    here, frame, level = str(Path(__file__).parent), sys._getframe(), 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(here):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(f"ascend_compat.superopt: the plan cache cannot be written ({e}); running without it "
+                  "(set ASCEND_COMPAT_CACHE_DIR to a writable folder to keep plans)", RuntimeWarning,
+                  stacklevel=level)
+
+
+def _kernel_dir(key: str, root: Optional[Path]) -> Optional[Path]:
+    """The cache entry's kernel folder, or None (with a warning) when the cache cannot be written: a read-only
+    home or a cache path under a file must not stop the search, which then runs uncached (kernels in a temporary
+    folder)."""
+    try:
+        return cachemod.kernel_dir(key, root)
+    except OSError as e:
+        _cache_warning(e)
+        return None
+
+
 def _build(graph: KernelGraph, tgt: dict[str, Any], backend: str, mode: str, kdir: Optional[Path],
            iters: tuple[int, int]) -> dict[str, Any]:
     res = run_search(graph, tgt, backend)
     if not res.candidates:
-        raise GraphError("no candidate plan: " + "; ".join(f"{n}x {w}" for w, n in res.rejected.items()))
+        raise GraphError("no candidate plan: " + "; ".join(f"{n}x {w}" for w, n in res.rejected.items())
+                         + " (backend='torch' runs any graph as torch ops)")
     t0 = time.perf_counter()
     chosen = _verify_and_choose(res, mode, graph.digest(), kdir, iters)
     c: Candidate = chosen["candidate"]
@@ -266,8 +296,16 @@ class OptimizedGraph:
         return list(self.record["kernels"])
 
     def __call__(self, inputs: Optional[list[Any]] = None, *args: Any) -> list[Any]:
-        """Run the optimized graph on torch tensors (cpu, cuda, or npu: real or simulated); returns the outputs."""
-        inputs = list(inputs if inputs is not None else args)
+        """Run the optimized graph on torch tensors (cpu, cuda, or npu: real or simulated); returns the outputs.
+
+        ``opt(inputs=[x, w])`` (Mirage's form), ``opt([x, w])`` or ``opt(x, w)``.
+        """
+        if inputs is None:
+            inputs = list(args)
+        elif isinstance(inputs, (list, tuple)) and not args:
+            inputs = list(inputs)
+        else:  # opt(x, w): the first tensor is not a list of inputs (iterating it would give its rows)
+            inputs = [inputs, *args]
         check_inputs(self.graph, inputs)
         if self.backend == "torch":
             from ascend_compat.superopt.reference import run_graph

@@ -66,8 +66,13 @@ class Emitter:
     def _extent_name(self, axis: Optional[str]) -> str:
         return axis if axis else "1"
 
-    def address(self, v: int, row_offs: str, col_offs: str, col_mask: str) -> tuple[str, str]:
-        """Pointer expression and mask for value ``v`` at the given row/column offsets."""
+    def address(self, v: int, row_offs: str, col_offs: str, col_mask: str, store: bool = False) -> tuple[str, str]:
+        """Pointer expression and mask for value ``v`` at the given row/column offsets.
+
+        ``store``: the address of an output. A one-row output (M = 1: a single token's ``x @ W``, a 1-D sum) is
+        still computed as a (BLOCK_M, ...) tile, and Triton stores a tile only through a pointer of its shape, so
+        its pointer gets the row axis too (every row at row 0's address) and only row 0 is stored.
+        """
         b, r, c = dims3(self.g.nodes[v].shape)
         rax, cax = self.s.row.get(v), self.s.col.get(v)
         rows_n, cols_n = self._extent_name(rax) if r > 1 else "1", self._extent_name(cax) if c > 1 else "1"
@@ -81,6 +86,9 @@ class Emitter:
         if c > 1:
             terms.append(f"{col_offs}[None, :]")
             masks.append(f"{col_mask}[None, :]")
+        if store and r == 1:
+            terms.append(f"{row_offs}[:, None] * 0")
+            masks.append(f"({row_offs}[:, None] == 0)")
         return " + ".join(terms), " & ".join(masks)
 
     def load(self, v: int, ctx: Ctx) -> str:
@@ -177,7 +185,7 @@ class Emitter:
             axis = self.s.col[o]
             ctx = Ctx(None) if axis is None else (Ctx("N", "offs_n", "mask_n") if axis == "N" else self.pass_ctx(axis))
             val = self.value(o, ctx)
-            ptr, mask = self.address(o, "offs_m", ctx.offs, ctx.mask)
+            ptr, mask = self.address(o, "offs_m", ctx.offs, ctx.mask, store=True)
             if axis != "N":
                 # a tensor-shaped condition: a scalar one is refused as a store mask by the interpreter
                 first = "((tl.full((1, 1), 0, tl.int32) + pid_n) == 0)"

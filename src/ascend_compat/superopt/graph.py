@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional, Union
 
@@ -61,6 +62,27 @@ class DTensor:
 Operand = Union[DTensor, float, int]
 
 
+def _int(value: Any) -> Optional[int]:
+    """``value`` as an int when it is an integer (a Python or NumPy int), else None; a bool is not one: a shape of
+    ``(True, 4)`` or ``dim=True`` is a mistake, not ``(1, 4)`` / ``dim=1``."""
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+def _dim(op: str, dim: Any, shape: tuple[int, ...]) -> int:
+    """``dim`` as a non-negative axis of ``shape``, or a GraphError naming the op (an int, as in NumPy and torch)."""
+    d = _int(dim)
+    if d is None:
+        raise GraphError(f"{op}: dim must be an int, got {dim!r}")
+    if not -len(shape) <= d < len(shape):
+        raise GraphError(f"{op}: dim {d} is out of range for shape {shape}")
+    return d % len(shape)
+
+
 def broadcast_shapes(op: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     """Numpy broadcasting of two shapes, or a GraphError naming the op and both shapes."""
     out = []
@@ -99,9 +121,14 @@ class KernelGraph:
 
     def new_input(self, dims: tuple[int, ...], dtype: str = "float16") -> DTensor:
         """A graph input of shape ``dims`` (1 to 4 positive ints) and dtype (``yr.float16`` ...)."""
-        dims = tuple(dims)
-        if not 1 <= len(dims) <= 4 or not all(isinstance(d, int) and d > 0 for d in dims):
-            raise GraphError(f"new_input: dims must be 1 to 4 positive ints, got {dims}")
+        try:
+            given = tuple(dims)
+        except TypeError:  # dims=8: a tuple is needed, as in Mirage
+            raise GraphError(f"new_input: dims must be a tuple of 1 to 4 positive ints, got {dims!r}") from None
+        ints = [_int(d) for d in given]  # NumPy ints too (shapes often come from arrays), never bools
+        if not 1 <= len(ints) <= 4 or not all(d is not None and d > 0 for d in ints):
+            raise GraphError(f"new_input: dims must be 1 to 4 positive ints, got {given}")
+        dims = tuple(d for d in ints if d is not None)
         if dtype not in DTYPES:
             raise GraphError(f"new_input: dtype {dtype!r} is not one of {', '.join(DTYPES)}")
         n_in = sum(1 for n in self.nodes if n.op == "input")
@@ -172,9 +199,7 @@ class KernelGraph:
         n = self.nodes[self._check(a, "reduction")]
         if op not in REDUCTIONS:
             raise GraphError(f"reduction: op {op!r} is not one of {', '.join(REDUCTIONS)}")
-        if not -len(n.shape) <= dim < len(n.shape):
-            raise GraphError(f"{op}: dim {dim} is out of range for shape {n.shape}")
-        dim = dim % len(n.shape)
+        dim = _dim(op, dim, n.shape)
         shape = tuple(1 if i == dim else d for i, d in enumerate(n.shape))
         return self._add(Node(op, (a.index,), shape, n.dtype, (("dim", dim),), group or self._group(op)))
 
@@ -207,9 +232,7 @@ class KernelGraph:
             raise GraphError("concat: needs at least two tensors")
         ns = [self.nodes[self._check(t, "concat")] for t in tensors]
         rank = len(ns[0].shape)
-        if not -rank <= dim < rank:
-            raise GraphError(f"concat: dim {dim} is out of range for shape {ns[0].shape}")
-        dim %= rank
+        dim = _dim("concat", dim, ns[0].shape)
         for n in ns[1:]:
             same = len(n.shape) == rank and all(x == y for i, (x, y) in enumerate(zip(n.shape, ns[0].shape))
                                                 if i != dim)
@@ -231,6 +254,7 @@ class KernelGraph:
 
     def softmax(self, a: DTensor, dim: int = -1) -> DTensor:
         """``exp(a - max) / sum(exp(a - max))`` over ``dim`` (one user-level op)."""
+        dim = _dim("softmax", dim, self.nodes[self._check(a, "softmax")].shape)
         g = self._group("softmax")
         m = self.reduction(a, dim, "max", group=g)
         e = self._unary("exp", self._binary("sub", a, m, group=g), group=g)

@@ -337,7 +337,8 @@ def emit_kernel(graph: KernelGraph, s: Any, name: str, tiles: dict[str, int], he
     dt = "tl.bfloat16).to(DOT_BF16" if dtype == "bfloat16" else TL_DTYPE[dtype]
     prec = ', input_precision="ieee"' if dtype == "float32" else ""
     (qp, qm), (kp, km) = em.address(m.q, "offs_m", "f_K0", "fm_K0"), em.address(m.kt, "f_K0", "k_K1", "km_K1")
-    (vp, vm), (op, om) = em.address(m.v, "k_K1", "offs_n", "mask_n"), em.address(m.out, "offs_m", "offs_n", "mask_n")
+    (vp, vm), (op, om) = (em.address(m.v, "k_K1", "offs_n", "mask_n"),
+                          em.address(m.out, "offs_m", "offs_n", "mask_n", store=True))
     ctx = Ctx("K1", "k_K1", "km_K1")
     ctx.cache[m.s] = "s_blk"
     logits = em.value(m.x, ctx)

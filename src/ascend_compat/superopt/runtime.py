@@ -65,6 +65,26 @@ def execution_mode(backend: str) -> str:
 
 
 _MODULES: dict[str, ModuleType] = {}
+_SCRATCH: list[tuple[int, Path]] = []  # (pid, folder): this process's folder for uncached kernel modules
+
+
+def _scratch_dir() -> Path:
+    """One temporary folder per process for kernel modules of uncached plans, removed when the process exits
+    (it was one folder per module, left in the temporary directory for good). Only by the process that made it:
+    a forked child exiting must not remove its parent's modules."""
+    if not _SCRATCH or _SCRATCH[0][0] != os.getpid():
+        import atexit
+
+        _SCRATCH[:] = [(os.getpid(), Path(tempfile.mkdtemp(prefix="ascend_compat_superopt_")))]
+        atexit.register(_remove_scratch, *_SCRATCH[0])
+    return _SCRATCH[0][1]
+
+
+def _remove_scratch(pid: int, folder: Path) -> None:
+    if os.getpid() == pid:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextlib.contextmanager
@@ -86,7 +106,7 @@ def load_module(source: str, name: str, directory: Optional[Path], interpret: bo
     key = f"{interpret}:{source}"
     if key in _MODULES:
         return _MODULES[key]
-    directory = directory or Path(tempfile.mkdtemp(prefix="ascend_compat_superopt_"))
+    directory = directory or _scratch_dir()
     path = directory / f"{name}.py"
     if not path.exists() or path.read_text(encoding="utf-8") != source:
         # No fsync: a file a power loss left empty differs from the source and is written again here.
@@ -130,13 +150,26 @@ def run_kernels(graph: KernelGraph, kernels: list[dict[str, Any]], inputs: list[
 
 
 def check_inputs(graph: KernelGraph, inputs: list[Any]) -> None:
+    """The call's inputs against the graph's: count, torch tensors, shapes, dtypes, and one device for all."""
+    import torch
+
     if len(inputs) != len(graph.inputs):
         raise GraphError(f"the graph takes {len(graph.inputs)} inputs, got {len(inputs)}")
     for k, (i, t) in enumerate(zip(graph.inputs, inputs)):
         n = graph.nodes[i]
+        if not isinstance(t, torch.Tensor):  # a NumPy array's dtype prints as torch's would, minus "torch."
+            kind = type(t)
+            raise GraphError(f"input {k}: expected a torch tensor of {n.shape} {n.dtype}, got "
+                             f"{kind.__module__}.{kind.__qualname__}")
         if tuple(t.shape) != n.shape or str(t.dtype) != f"torch.{n.dtype}":
             raise GraphError(f"input {k}: expected {n.shape} {n.dtype}, got {tuple(t.shape)} "
                              f"{str(t.dtype).replace('torch.', '')}")
+    # The emitted kernels take raw pointers: under Triton's interpreter, inputs on two devices would be read
+    # wherever they are (on a device, a pointer of another device's memory is a fault), so refuse as torch does.
+    devices = list(dict.fromkeys(str(t.device) for t in inputs))
+    if len(devices) > 1:
+        raise GraphError(f"the inputs are on different devices ({', '.join(devices)}); put all of them on one "
+                         "device")
 
 
 def compare(outputs: list[Any], reference: list[Any]) -> tuple[bool, str]:

@@ -52,6 +52,9 @@ class Candidate:
     def summary(self, ids: bool = False) -> str:
         """``2 kernel(s): matmul+mul | max+...`` (with ``ids``, each op with its plan-graph tensor: ``matmul t4``)."""
         name = (lambda i: f"{self.graph.nodes[i].op} t{i}") if ids else (lambda i: self.graph.nodes[i].op)
+        if not self.kernels:  # backend='torch': the (rewritten) graph's ops, each a torch call
+            ops = [i for i, n in enumerate(self.graph.nodes) if n.op not in ("input", "const")]
+            return f"torch ops: {' '.join(map(name, ops)) or 'none (the outputs are inputs)'}"
         split = lambda k: f" (split-K: {k.tiles['SPLITS']} key ranges + combine)" if "SPLITS" in k.tiles else ""  # noqa: E731
         return f"{len(self.kernels)} kernel(s): " + " | ".join("+".join(map(name, k.nodes)) + split(k)
                                                                for k in self.kernels)
@@ -235,6 +238,20 @@ def _order(graph: KernelGraph, kernels: list[KernelChoice]) -> list[KernelChoice
     return out
 
 
+def unkernelable(graph: KernelGraph) -> str:
+    """Why a graph has no partition into kernels: the first op that cannot be part of any kernel, and the reason."""
+    users = graph.consumers()
+    for i, n in enumerate(graph.nodes):
+        if n.op in ("input", "const"):
+            continue
+        try:
+            schedule(graph, [i], kernel_outputs(graph, {i}, users))
+        except UnschedulableError as e:
+            if e.final:
+                return f"{n.op} t{i} {n.shape} cannot be in any kernel: {e}"
+    return "no partition of the ops into kernels was found"
+
+
 def run_search(graph: KernelGraph, target: dict[str, Any], backend: str) -> SearchResult:
     """All verified variants and their candidates, best (lowest modelled time) first."""
     t0 = time.perf_counter()
@@ -249,7 +266,11 @@ def run_search(graph: KernelGraph, target: dict[str, Any], backend: str) -> Sear
             res.candidates.append(Candidate(vi, var.rewrites, var.graph, [], c))
             continue
         cache: dict[Any, Any] = {}
-        for part in partitions(var.graph):
+        parts = partitions(var.graph)
+        if not parts:  # an op that no kernel can hold: say which and why (else the error would give no reason)
+            why = unkernelable(var.graph)
+            res.rejected[why] = res.rejected.get(why, 0) + 1
+        for part in parts:
             res.partitions += 1
             plans, why = _candidate(var.graph, part, target, cache)
             if why:

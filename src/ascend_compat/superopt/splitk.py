@@ -211,7 +211,7 @@ def _combine_body(graph: KernelGraph, s: Any, tiles: dict[str, int]) -> list[str
             loop.append(f"{name} = tl.load({ptr}, mask={mask}, other=0.0)")
         loop += [f"{var} = {online._triton(expr, 'tl.float32', '')}" for var, expr in stage]
         body += [f"# over the key ranges: {what}", "for s in range(0, SPLITS):", *["    " + x for x in loop]]
-    ptr, mask = Emitter(graph, s, tiles).address(m.out, "offs_m", "offs_n", "mask_n")
+    ptr, mask = Emitter(graph, s, tiles).address(m.out, "offs_m", "offs_n", "mask_n", store=True)
     out = ptr.replace(f"t{m.out}_ptr", f"out{m.out}_ptr")
     body.append(f"tl.store({out}, {online._triton(COMBINE.final, 'tl.float32', '')}"
                 f".to({TL_DTYPE[graph.nodes[m.out].dtype]}), mask={mask})")

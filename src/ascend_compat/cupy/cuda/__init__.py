@@ -104,3 +104,11 @@ def compile_with_cache(*args: object, **kwargs: object) -> None:
     from ascend_compat.cupy.cuda._cuda_only import refuse
 
     refuse("cuda.compile_with_cache (NVRTC)")
+
+
+def __getattr__(name: str) -> object:
+    """``cupy.cuda.nvtx``, ``profiler``, ``cub``...: an AttributeError saying they are not provided, and why."""
+    from ascend_compat._cupy_alias import not_provided
+
+    raise AttributeError(not_provided(f"cupy.cuda.{name}", attribute=True)
+                         or f"module {__name__!r} has no attribute {name!r}")

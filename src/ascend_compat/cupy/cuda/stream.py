@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ascend_compat.cupy.cuda import _backend
 
@@ -98,6 +98,19 @@ class Stream:
         event = Event() if event is None else event
         event.record(self)
         return event
+
+    def add_callback(self, callback: Callable[[Stream, int, Any], None], arg: Any) -> None:
+        """Call ``callback(stream, status, arg)`` once the work queued so far is done (status 0: success).
+
+        The backends have no host-callback queue here: this waits for the stream and calls it in this thread, so
+        the callback still runs after the queued work, and before this method returns."""
+        self.synchronize()
+        callback(self, 0, arg)
+
+    def launch_host_func(self, callback: Callable[[Any], None], arg: Any) -> None:
+        """Call ``callback(arg)`` once the work queued so far is done (as :meth:`add_callback`)."""
+        self.synchronize()
+        callback(arg)
 
     def wait_event(self, event: Event) -> None:
         if self._stream is not None and event._event is not None:
