@@ -169,3 +169,4 @@ def test_every_emitted_kernel_lowers_with_triton_ascend(tmp_path: Path) -> None:
     assert any(p.name.startswith("gqa_decode_big_bfloat16") for p in tmp_path.glob("*.py"))
     assert {"gqa_decode_big_float16_splitk_k0.py", "gqa_decode_big_float16_splitk_k0_combine.py"} <= {
         p.name for p in tmp_path.glob("*.py")}  # split-K's partial and combine kernels lower too
+    assert "gated_mlp_one_float16_k0.py" in {p.name for p in tmp_path.glob("*.py")}  # one token: a one-row store

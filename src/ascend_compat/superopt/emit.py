@@ -71,7 +71,8 @@ class Emitter:
 
         ``store``: the address of an output. A one-row output (M = 1: a single token's ``x @ W``, a 1-D sum) is
         still computed as a (BLOCK_M, ...) tile, and Triton stores a tile only through a pointer of its shape, so
-        its pointer gets the row axis too (every row at row 0's address) and only row 0 is stored.
+        its pointer gets the row axis too, with the stride a second row would have (triton-ascend's lowering refuses
+        a zero stride), and a mask that stores row 0 only.
         """
         b, r, c = dims3(self.g.nodes[v].shape)
         rax, cax = self.s.row.get(v), self.s.col.get(v)
@@ -86,9 +87,9 @@ class Emitter:
         if c > 1:
             terms.append(f"{col_offs}[None, :]")
             masks.append(f"{col_mask}[None, :]")
-        if store and r == 1:
-            terms.append(f"{row_offs}[:, None] * 0")
-            masks.append(f"({row_offs}[:, None] == 0)")
+        if store and r == 1:  # rows past the first are masked off; a real stride, as triton-ascend refuses 0
+            terms.append(f"{row_offs}[:, None] * {cols_n}" if cols_n != "1" else f"{row_offs}[:, None]")
+            masks.append(f"({row_offs}[:, None] < 1)")
         return " + ".join(terms), " & ".join(masks)
 
     def load(self, v: int, ctx: Ctx) -> str:
