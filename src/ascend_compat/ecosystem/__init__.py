@@ -26,6 +26,8 @@ TRIGGERS: tuple[tuple[str, str, str], ...] = (
     ("deepspeed.npu-cann-path-unset", "deepspeed.ops.op_builder.npu.builder", "npu"),
     ("transformers.npu-flash-attention-window", "transformers.integrations.npu_flash_attention", "npu"),
     ("transformers.cpu-flash-attention-fallback", "transformers.modeling_utils", "cpu fallback"),
+    ("triton.npu-driver", "triton.runtime.driver", "npu"),
+    ("triton.cpu-fallback-driver", "triton.runtime.driver", "cpu fallback"),
 )
 
 DROP_IN = "flash_attn.drop-in"

@@ -12,7 +12,10 @@ compilation for FusedAdam (``NPUFusedAdam`` calls ``torch._fused_adamw_``). One 
   shared-memory comm op's builder (``NotImplementedBuilder`` on NPU) at every initialisation, and the default
   ``"optimizer": {"type": "AdamW"}`` builds ``FusedAdamBuilder``. The patch returns the path only when it is set
   and exists, else None, which the builders already handle ("ascend_cann is missing, npu ops cannot be compiled",
-  and FusedAdam still loads: it compiles nothing on NPU).
+  and FusedAdam still loads: it compiles nothing on NPU). The ops that do compile on the NPU (``cpu_adam`` for
+  ZeRO-Offload, ``cpu_adagrad``, ``cpu_lion``, ``async_io``) join that path into their include and library flags,
+  where None failed as ``TypeError: expected str, bytes or os.PathLike object, not NoneType``; with the patch their
+  build fails with an error naming ``ASCEND_HOME_PATH`` instead.
 
 The patch is declared in :mod:`ascend_compat.ecosystem.patching`, which names ``_apply_cann_path`` by path: this
 module is imported only when DeepSpeed's NPU op builder is.
@@ -56,3 +59,25 @@ def _apply_cann_path(ledger: Ledger, module: ModuleType, backend: Any) -> None:
 
     ledger.setattr(cls, "installed_cann_path", installed_cann_path,
                    label="DeepSpeed NPUOpBuilder: no KeyError when ASCEND_HOME_PATH is unset")  # fmt: skip
+    # The compile flags join the CANN path: without one, say what is missing instead of a TypeError on None.
+    for name in _CANN_FLAGS:
+        ledger.setattr(cls, name, _needs_cann(cls.__dict__[name]),
+                       label=f"DeepSpeed NPUOpBuilder.{name}: a clear error without CANN")  # fmt: skip
+
+
+#: NPUOpBuilder's methods that join the CANN path (``self._ascend_path``) into compiler and linker flags.
+_CANN_FLAGS = ("include_paths", "cxx_args", "extra_ldflags")
+
+
+def _needs_cann(original: Any) -> Any:
+    @functools.wraps(original)
+    def method(self: Any) -> Any:
+        if getattr(self, "_ascend_path", None) is None:
+            path = settings.ASCEND_HOME_PATH.raw()
+            state = f"ASCEND_HOME_PATH={path} does not exist" if path else "ASCEND_HOME_PATH is not set"
+            raise RuntimeError(f"DeepSpeed's NPU op {self.name} is compiled against the CANN toolkit, and {state}: "
+                               "source CANN's set_env.sh (e.g. /usr/local/Ascend/ascend-toolkit/set_env.sh) before "
+                               "starting")
+        return original(self)
+
+    return method

@@ -198,6 +198,7 @@ def __getattr__(name: str) -> Any:
 
 TRANSFORMERS_TESTED = ("transformers 5.23.0",)
 DEEPSPEED_TESTED = ("deepspeed 0.19.8",)
+TRITON_TESTED = ("triton 3.9.0",)
 
 register(
     LibraryPatch(
@@ -211,7 +212,9 @@ register(
         "'and' is meant), so deepspeed.init_distributed() and FusedAdam raise KeyError: 'ASCEND_HOME_PATH' on an "
         "NPU whose CANN set_env.sh was not sourced (torch_npu itself only warns then)",
         how="NPUOpBuilder.installed_cann_path returns ASCEND_HOME_PATH when it is set and exists, else None (which "
-        "the builders already handle)",
+        "init_distributed and FusedAdam handle); the ops that compile against CANN (cpu_adam for ZeRO-Offload, "
+        "cpu_adagrad, cpu_lion, async_io) then fail with an error naming ASCEND_HOME_PATH instead of a TypeError "
+        "on None (include_paths, cxx_args, extra_ldflags)",
         tested=DEEPSPEED_TESTED,
         upstream="none found; the same condition is in deepspeed/env_report.py (ds_report), not patched here",
         apply="ascend_compat.ecosystem.deepspeed:_apply_cann_path",
@@ -246,6 +249,42 @@ register(
         tested=TRANSFORMERS_TESTED,
         upstream="not a transformers bug: the fallback is ascend-compat's choice for unchanged scripts",
         apply="ascend_compat.ecosystem.transformers:_apply_cpu_fallback",
+        when=only_on_cpu_fallback,
+    )
+)
+
+register(
+    LibraryPatch(
+        name="triton.npu-driver",
+        library="triton",
+        module="triton.runtime.driver",
+        why="triton picks the backend whose driver says it is active, and the CUDA driver asks "
+        "torch.cuda.is_available(), which the shim answers True: with the community wheel on an NPU a kernel "
+        "launch fails with AssertionError: libcuda.so cannot found!, and beside an Ascend backend two drivers "
+        "claim the device",
+        how="triton.runtime.driver._create_driver returns the Ascend backend's driver when it is active; without "
+        "an Ascend backend it raises a RuntimeError naming the installed build and how to install triton-ascend; "
+        "TRITON_DEFAULT_BACKEND is left to triton",
+        tested=TRITON_TESTED,
+        upstream="not a triton bug: the CUDA driver's question is answered by the shim",
+        apply="ascend_compat.ecosystem.triton:_apply_driver",
+        when=only_on_npu,
+    )
+)
+
+register(
+    LibraryPatch(
+        name="triton.cpu-fallback-driver",
+        library="triton",
+        module="triton.runtime.driver",
+        why="on CPU fallback the shim also answers torch.cuda.is_available() True, so the community wheel's CUDA "
+        "driver claims the CPU tensors and a kernel launch fails with AssertionError: libcuda.so cannot found!",
+        how="triton.runtime.driver._create_driver returns triton's CPU backend's driver (triton-cpu) when it is "
+        "installed and active, else raises a RuntimeError saying Triton kernels cannot run on the CPU fallback; "
+        "TRITON_DEFAULT_BACKEND is left to triton",
+        tested=TRITON_TESTED,
+        upstream="not a triton bug: the CUDA driver's question is answered by the shim",
+        apply="ascend_compat.ecosystem.triton:_apply_cpu_driver",
         when=only_on_cpu_fallback,
     )
 )

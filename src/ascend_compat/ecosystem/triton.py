@@ -5,20 +5,29 @@ its NPU backend in ``triton/backends/ascend`` (``huawei`` in early 3.2 builds), 
 ``triton.backends`` entry-point group, and its libdevice in ``triton/language/extra/cann`` (``.../ascend`` in 3.2.0).
 The two cannot coexist: installing anything that depends on ``triton`` puts the community wheel's files over
 triton-ascend's. The community (CUDA/ROCm) wheel on an NPU machine compiles nothing for the NPU.
+
+One library patch lives here too (declared in :mod:`~ascend_compat.ecosystem.patching`, applied when
+``triton.runtime.driver`` is imported under the shim on an NPU, or on CPU fallback): ``triton.npu-driver`` and
+``triton.cpu-fallback-driver``, see :func:`_apply_driver`.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.machinery
 import importlib.metadata
 import os
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Optional
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ascend_compat import settings
 from ascend_compat._dist import version_of
+
+if TYPE_CHECKING:
+    from ascend_compat.cuda_shim.ledger import Ledger
 
 __all__ = ["ASCEND_BACKENDS", "detect", "npu_machine"]
 
@@ -154,3 +163,59 @@ def detect(path: Optional[Sequence[str]] = None, npu: Optional[bool] = None) -> 
         "advice": advice,
         "source": SOURCE,
     }
+
+
+def _no_npu_backend(backends: Iterable[str]) -> str:
+    """The error for a Triton launch on the NPU target when no Ascend backend is installed."""
+    info = detect(npu=True)
+    if info["advice"]:  # the community build, a conflict or a broken triton-ascend: it says what to do
+        return str(info["advice"])
+    return (f"triton ({', '.join(sorted(backends)) or 'no'} backends) cannot compile or launch Triton kernels on the "
+            f"NPU; install triton-ascend: {_REINSTALL}")
+
+
+def _no_cpu_backend(backends: Iterable[str]) -> str:
+    """The error for a Triton launch on CPU fallback when triton has no CPU backend."""
+    return (f"Triton kernels cannot run on ascend-compat's CPU fallback: the installed triton has no CPU backend "
+            f"(backends: {', '.join(sorted(backends)) or 'none'}); run them on an NPU with triton-ascend, or on a "
+            f"CUDA/ROCm GPU (where the shim stays inactive)")
+
+
+def _driver_for(ledger: Ledger, module: ModuleType, wanted: tuple[str, ...],
+                error: Callable[[Iterable[str]], str], target: str) -> None:
+    """Replace ``module._create_driver`` (``triton.runtime.driver``) by one that picks the first active backend
+    of ``wanted`` and raises ``error(installed backends)`` when none of them is installed."""
+    original = module.__dict__["_create_driver"]
+
+    @functools.wraps(original)
+    def _create_driver() -> Any:
+        if os.environ.get("TRITON_DEFAULT_BACKEND"):  # the user's explicit choice is triton's business
+            return original()
+        installed = getattr(module, "backends", {})  # triton.backends.backends, as the original reads it
+        for name in wanted:
+            if name in installed and installed[name].driver.is_active():
+                return installed[name].driver()
+        if any(name in installed for name in wanted):
+            return original()  # installed but not active: triton's own error says so
+        raise RuntimeError(error(installed))
+
+    ledger.setattr(module, "_create_driver", _create_driver,
+                   label=f"triton: the {target}'s driver, or a clear error")  # fmt: skip
+
+
+def _apply_driver(ledger: Ledger, module: ModuleType, backend: Any) -> None:
+    """``triton.npu-driver``: triton's driver choice when the shim targets the NPU.
+
+    Triton picks the one backend whose driver says it is active. Under the shim ``torch.cuda.is_available()`` is
+    True, which is exactly what the CUDA driver's ``is_active()`` asks, so with the community wheel the CUDA
+    driver claims the NPU's tensors and fails deep inside (``AssertionError: libcuda.so cannot found!``), and next
+    to an Ascend backend there are two active drivers. On the NPU target the driver is the Ascend backend's, or a
+    clear error saying what to install. ``TRITON_DEFAULT_BACKEND`` (the user's explicit choice) is left to triton.
+    """
+    _driver_for(ledger, module, ASCEND_BACKENDS, _no_npu_backend, "NPU")
+
+
+def _apply_cpu_driver(ledger: Ledger, module: ModuleType, backend: Any) -> None:
+    """``triton.cpu-fallback-driver``: the same on CPU fallback, where the shim also answers
+    ``torch.cuda.is_available()`` True: triton's CPU backend (triton-cpu) when installed, else a clear error."""
+    _driver_for(ledger, module, ("cpu",), _no_cpu_backend, "CPU fallback")

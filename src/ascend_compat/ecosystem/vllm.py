@@ -122,8 +122,12 @@ def _quant_check(f: quantization.Found, va: Optional[str]) -> Check:
         return Check("quantization", OK, f"not quantized ({f.evidence})", source=m.source)
     if not va:
         status = ERROR if not m.vllm_ascend else (WARN if m.ascend == "partial" else OK)
-        note = f"vllm-ascend {spans} serves it" if m.vllm_ascend else ""
-        return Check("quantization", status, found, fix="" if m.vllm_ascend else m.alternative, note=note,
+        # Each release span keeps its limit (hardware, a required package), as the installed-release path does:
+        # "serves it" alone reads as "install that release" where only some chips or setups get it.
+        limits = [(f"{s.versions}: " if len(m.vllm_ascend) > 1 else "") + s.note.rstrip(".")
+                  for s in m.vllm_ascend if s.note]
+        note = "; ".join([f"vllm-ascend {spans} serves it", *limits]) if m.vllm_ascend else ""
+        return Check("quantization", status, found, fix="" if status == OK else m.alternative, note=note,
                      source=m.source)
     sup = m.support_for(va)
     if sup is None:
