@@ -203,7 +203,8 @@ SIMULATE: Setting[Optional[str]] = Setting(
     "ASCEND_COMPAT_SIMULATE", None, "`npu`", "Run on the simulated NPU.", _choice("npu"))
 SIM_DEVICES: Setting[Optional[int]] = Setting(
     "ASCEND_COMPAT_SIM_DEVICES", None, "a whole number >= 1",
-    "Simulated device count (default: `LOCAL_WORLD_SIZE`, else 1).", _count)
+    "Simulated device count (default: `LOCAL_WORLD_SIZE`, or the deepspeed launcher's `LOCAL_SIZE`, else 1).",
+    _count)
 SIM_CHIP = Setting("ASCEND_COMPAT_SIM_CHIP", "910B", "a chip of `simulate/chips.json` (`910B`, `910B4`, `310P`)",
                    "The simulated chip's profile.", _text)
 SIM_FLOAT64 = Setting("ASCEND_COMPAT_SIM_FLOAT64", "allow", "`allow`, `warn`, `error`",
@@ -241,6 +242,10 @@ NO_COLOR: Setting[Optional[str]] = Setting(
 LOCAL_WORLD_SIZE: Setting[Optional[int]] = Setting(
     "LOCAL_WORLD_SIZE", None, "a whole number >= 1 (set by torchrun)",
     "Processes on this node: the CPU backend's and the simulator's device count.", _count, ours=False)
+LOCAL_SIZE: Setting[Optional[int]] = Setting(
+    "LOCAL_SIZE", None, "a whole number >= 1 (set by the deepspeed launcher)",
+    "Processes on this node under the deepspeed launcher, read when `LOCAL_WORLD_SIZE` is unset.", _count,
+    ours=False)
 CUDA_VISIBLE_DEVICES: Setting[Optional[str]] = Setting(
     "CUDA_VISIBLE_DEVICES", None, "comma-separated device ids",
     "Copied to the backend's own variable (`ASCEND_RT_VISIBLE_DEVICES`) when that is unset.", _text, ours=False)
@@ -274,14 +279,21 @@ VLLM_PLUGINS: Setting[Optional[str]] = Setting(
     "VLLM_PLUGINS", None, "comma-separated plugin names",
     "vLLM's plugin allow-list; `vllm check` reports when it leaves out `ascend`.", _text, ours=False)
 
+
+def local_processes() -> Optional[int]:
+    """The processes on this node a launcher started: torchrun's ``LOCAL_WORLD_SIZE``, else the deepspeed
+    launcher's ``LOCAL_SIZE``; None outside a launcher."""
+    return LOCAL_WORLD_SIZE.get() or LOCAL_SIZE.get()
+
 #: Every variable, the package's own first (the README's order).
 ALL: tuple[Setting[Any], ...] = (
     AUTO_ACTIVATE, NO_PATCH, BACKEND, CUDA_AVAILABLE, CUDA_CAPABILITY, LOG_LEVEL, DTYPE_POLICY, COMPILE_BACKEND,
     FLASH_ATTN, FALLBACK_TIMING, CACHE_DIR, SIMULATE, SIM_DEVICES, SIM_CHIP, SIM_FLOAT64, SIM_UNSUPPORTED_OPS,
     SIM_MEMORY_LIMIT, CUPY_FLOAT64, SCAN_FILE_BYTES, SCAN_FILE_MEMORY, SCAN_FILE_SECONDS,
     REPORT_TEST_LOG,
-    NO_COLOR, LOCAL_WORLD_SIZE, CUDA_VISIBLE_DEVICES, XDG_CACHE_HOME, HF_HUB_CACHE, HUGGINGFACE_HUB_CACHE, HF_HOME,
-    HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE, ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME, CXX, CUPY_SEED, VLLM_PLUGINS,
+    NO_COLOR, LOCAL_WORLD_SIZE, LOCAL_SIZE, CUDA_VISIBLE_DEVICES, XDG_CACHE_HOME, HF_HUB_CACHE,
+    HUGGINGFACE_HUB_CACHE, HF_HOME, HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE, ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME, CXX,
+    CUPY_SEED, VLLM_PLUGINS,
 )
 
 _BY_VARIABLE = {s.name: s for s in ALL}

@@ -548,6 +548,23 @@ def test_cpu_fallback_counts_one_device_per_torchrun_worker():
     assert proc.stdout.split() == ["2", "2"]
 
 
+@pytest.mark.parametrize("simulate", [False, True], ids=["cpu fallback", "simulated npu"])
+def test_the_deepspeed_launchers_local_size_counts_devices_as_torchrun_does(simulate):
+    # The deepspeed launcher sets LOCAL_SIZE, not LOCAL_WORLD_SIZE: rank 1 of `deepspeed --num_gpus 2` failed with
+    # "Invalid NPU device ordinal 1: the simulated NPU has 1 device(s)".
+    proc = run_python(
+        """
+        import ascend_compat, torch
+        ascend_compat.activate()
+        torch.cuda.set_device(1)
+        print(torch.cuda.device_count(), torch.zeros(1, device="cuda:1").device.type)
+        """,
+        env={"LOCAL_SIZE": "2", **(SIM if simulate else {})},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["2", "npu" if simulate else "cpu"]
+
+
 def test_auto_activation_then_explicit_activate_nests(tmp_path):
     # With ASCEND_COMPAT_AUTO_ACTIVATE=1 exported, `ascend-compat run` (and any explicit activate()) imports torch,
     # which activates first; the explicit call must nest, not detect its own patched torch.cuda as real CUDA. The

@@ -28,13 +28,13 @@ def current_device() -> int:
 
 
 def device_count() -> int:
-    """1, or under torchrun the node's worker count: scripts gate on "enough GPUs for my ranks", and every rank
-    addresses the one CPU as its own device (``set_device(local_rank)``)."""
+    """1, or under torchrun (or the deepspeed launcher) the node's worker count: scripts gate on "enough GPUs for
+    my ranks", and every rank addresses the one CPU as its own device (``set_device(local_rank)``)."""
     from ascend_compat import settings
 
     try:
-        return settings.LOCAL_WORLD_SIZE.get() or 1
-    except settings.SettingError:  # torchrun's variable, not ours: an unreadable one means one device
+        return settings.local_processes() or 1
+    except settings.SettingError:  # the launcher's variable, not ours: an unreadable one means one device
         return 1
 
 

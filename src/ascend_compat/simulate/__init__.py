@@ -273,7 +273,8 @@ def _ops_with_cpu_and_composite_kernels(torch: object) -> list[str]:
 def install_from_env(default: bool = False) -> Optional[SimConfig]:
     """Install from ``ASCEND_COMPAT_SIMULATE=npu`` and the ``ASCEND_COMPAT_SIM_*`` variables.
 
-    ``ASCEND_COMPAT_SIM_DEVICES`` (default: ``LOCAL_WORLD_SIZE`` under torchrun, else 1),
+    ``ASCEND_COMPAT_SIM_DEVICES`` (default: ``LOCAL_WORLD_SIZE`` under torchrun, ``LOCAL_SIZE`` under the
+    deepspeed launcher, else 1),
     ``ASCEND_COMPAT_SIM_CHIP``, ``ASCEND_COMPAT_SIM_FLOAT64``, ``ASCEND_COMPAT_SIM_UNSUPPORTED_OPS``
     (comma-separated), ``ASCEND_COMPAT_SIM_MEMORY_LIMIT`` (bytes, or e.g. ``2GiB``).
     Returns None when simulation is not requested and ``default`` is False.
@@ -291,7 +292,7 @@ def install_from_env(default: bool = False) -> Optional[SimConfig]:
     if limit is not None and limit.strip():
         _parse_bytes(limit)  # its error names the variable and the accepted forms
     try:
-        devices = settings.SIM_DEVICES.get() or settings.LOCAL_WORLD_SIZE.get() or 1
+        devices = settings.SIM_DEVICES.get() or settings.local_processes() or 1
         return install(
             device_count=devices,
             chip=settings.SIM_CHIP.get(),

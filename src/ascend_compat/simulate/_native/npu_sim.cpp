@@ -1441,7 +1441,17 @@ static bool npu_has_compatible_shallow_copy_type(const at::Tensor& self, const a
   return self.key_set() == from.key_set() || (is_dense(self.key_set()) && is_dense(from.key_set()));
 }
 
+// Tensor.record_stream: torch_npu's caching allocator then keeps the block until the stream's queued work is
+// done. Every simulated kernel has finished when its call returns, so a freed block is never still in use: nothing
+// to record. FSDP1 and DeepSpeed ZeRO-3 call it on every gathered parameter (without it, the fallback sent it to
+// a CPU kernel that does not exist). A stream of another device type is refused, as torch_npu does.
+static void npu_record_stream(at::Tensor& self, c10::Stream stream) {
+  TORCH_CHECK(stream.device_type() == c10::DeviceType::PrivateUse1,
+              "record_stream: expected an npu stream for an npu tensor, got a stream of device ", stream.device());
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("record_stream", npu_record_stream);
   m.impl("_has_compatible_shallow_copy_type", npu_has_compatible_shallow_copy_type);
   m.impl("empty.memory_format", npu_empty);
   m.impl("empty_strided", npu_empty_strided);
