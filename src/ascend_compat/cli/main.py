@@ -32,6 +32,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[list[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    launcher = _launcher_local_rank(argv)
+    if launcher:  # deepspeed --module ascend_compat run ...: the rank goes to the script, as it would unshimmed
+        from ascend_compat.cli import run as run_cmd
+
+        return run_cmd.main(argv[2:], script_args=[launcher])
     if argv and argv[0] == "run":
         from ascend_compat.cli import run as run_cmd
 
@@ -56,6 +61,15 @@ def main(argv: Optional[list[str]] = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     return code
+
+
+def _launcher_local_rank(argv: list[str]) -> Optional[str]:
+    """``--local_rank=N`` (or ``--local-rank=N``) before ``run``: the deepspeed launcher (and the old
+    ``torch.distributed.launch``) started ``python -m ascend_compat`` as the training module and put the rank right
+    after the module's name, where a script launched directly gets it first among its arguments."""
+    if len(argv) >= 2 and argv[1] == "run" and argv[0].startswith(("--local_rank=", "--local-rank=")):
+        return argv[0]
+    return None
 
 
 def stdout_reader_gone() -> bool:

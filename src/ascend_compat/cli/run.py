@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -52,8 +53,11 @@ def _split(argv: list[str]) -> tuple[list[str], list[str]]:
     return argv, []
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], script_args: Sequence[str] = ()) -> int:
+    """``run``'s command line ``argv``; ``script_args`` go first among the script's arguments (a launcher's
+    ``--local_rank=N``, see ``cli.main``)."""
     ours, rest = _split(argv)
+    rest = [*script_args, *rest]
     ns = _parser().parse_args(ours)
     if ns.module is None and ns.target is None:
         _parser().error("give a script path or -m MODULE")
