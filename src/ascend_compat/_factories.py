@@ -11,6 +11,20 @@ import sys
 from typing import Any, Callable, Optional
 
 
+def exec_registered(name: str, module: Any, loader: Any) -> None:
+    """Run a user's file as the module ``name``, in ``sys.modules`` while it runs and after (as python registers a
+    script as ``__main__``): ``@dataclass`` looks its class's module up there, and failed without it
+    (``'NoneType' object has no attribute '__dict__'`` under ``from __future__ import annotations``). Taken out
+    again when the file raises."""
+    sys.modules[name] = module
+    try:
+        loader.exec_module(module)
+    except BaseException:
+        if sys.modules.get(name) is module:
+            del sys.modules[name]
+        raise
+
+
 def load_callable(spec: str) -> Callable[..., Any]:
     """``path/to/script.py:name`` or ``package.module:name`` (``name`` may be dotted) -> the callable.
 
@@ -31,7 +45,7 @@ def load_callable(spec: str) -> Callable[..., Any]:
         if module_spec is None or module_spec.loader is None:
             raise ValueError(f"{source}: cannot be loaded as a Python file")
         obj: Any = importlib.util.module_from_spec(module_spec)
-        module_spec.loader.exec_module(obj)
+        exec_registered(module_spec.name, obj, module_spec.loader)
     else:
         if os.getcwd() not in sys.path and "" not in sys.path:
             sys.path.insert(0, os.getcwd())

@@ -230,3 +230,40 @@ def test_help_documents_the_exit_statuses() -> None:
     text = " ".join(proc.stdout.split())
     assert "exit status: 0 the kernels and plan.json were written 1 FILE or FUNC raised" in text
     assert "GraphError" in text and " 2 usage: " in text and "SystemExit(N)" in text
+
+
+DATACLASS_FILE = """
+from __future__ import annotations
+from dataclasses import dataclass
+import ascend_compat.superopt as yr
+
+@dataclass
+class Shape:
+    m: int = 8
+    k: int = 64
+
+def build():
+    s = Shape()
+    g = yr.new_kernel_graph()
+    g.mark_output(g.relu(g.new_input(dims=(s.m, s.k), dtype=yr.float32)))
+    return g
+"""
+
+
+def test_a_file_defining_a_dataclass_loads_as_a_script_does(tmp_path: Path) -> None:
+    # @dataclass looks its class's module up in sys.modules: a FILE loaded without registering it failed with
+    # "'NoneType' object has no attribute '__dict__'" (under `from __future__ import annotations`).
+    (tmp_path / "dc.py").write_text(DATACLASS_FILE)
+    proc = _superopt("dc.py:build", "--out", "k", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "k" / "plan.json").is_file()
+
+
+def test_a_factory_file_defining_a_dataclass_loads(tmp_path: Path) -> None:
+    # The same for verify model / bench model --factory (ascend_compat._factories.load_callable).
+    (tmp_path / "dc.py").write_text(DATACLASS_FILE)
+    proc = subprocess.run([sys.executable, "-c", "from ascend_compat._factories import load_callable\n"
+                           f"print(type(load_callable({str(tmp_path / 'dc.py:build')!r})()).__name__)"],
+                          capture_output=True, text=True, timeout=120, env=_clean_env())
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "KernelGraph"

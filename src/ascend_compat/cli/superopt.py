@@ -20,7 +20,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from ascend_compat._factories import python_file_problem
+from ascend_compat._factories import exec_registered, python_file_problem
 from ascend_compat.cli._common import use_color
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def _load(spec: str) -> Any:
     folder = os.path.dirname(full)
     sys.path.insert(0, folder)  # FILE's own imports of its neighbours work, as for `python FILE.py`
     try:
-        _user_call(lambda: loader.exec_module(module), file, " while being loaded", full)
+        _user_call(lambda: exec_registered(mod_spec.name, module, loader), file, " while being loaded", full)
     finally:
         if folder in sys.path:  # by value: FILE may have put entries of its own first
             sys.path.remove(folder)
