@@ -73,3 +73,14 @@ def test_bad_input_is_a_usage_error(tmp_path: Path) -> None:
     tmp_path.joinpath("config.json").write_text("{not json")
     proc = _quant(str(tmp_path))
     assert proc.returncode == 2 and "invalid JSON" in proc.stderr
+
+
+@pytest.mark.parametrize("section, usable", [({}, False), (None, True)], ids=["empty", "null"])
+def test_an_empty_quantization_config_is_not_called_usable(tmp_path: Path, section: object, usable: bool) -> None:
+    # transformers refuses `"quantization_config": {}` ("has no `quant_method` attribute"); it was reported as
+    # "usable on Ascend ... (no quantization_config, ...)". A null one is no quantization, for transformers too.
+    proc = _quant(str(_model(tmp_path, {"model_type": "llama", "quantization_config": section})))
+    assert proc.returncode == (0 if usable else 1), proc.stdout + proc.stderr
+    if not usable:
+        assert "an empty quantization_config (no quant_method: transformers refuses it)" in proc.stdout
+        assert "fix: remove quantization_config from config.json" in proc.stdout

@@ -119,12 +119,15 @@ def ascend_flag(vllm_ascend_version: Optional[str]) -> str:
 
 # -- recognising methods ----------------------------------------------------------------------------------------------
 
+_SECTION_KEYS = ("quantization_config", "compression_config")
+
+
 def _section(config: Optional[Mapping[str, Any]]) -> Mapping[str, Any]:
     """The quantization section: ``config`` itself, or its ``quantization_config`` (vLLM also reads the older
     ``compression_config`` key) when given a whole ``config.json``."""
     if not isinstance(config, Mapping):
         return {}
-    for key in ("quantization_config", "compression_config"):
+    for key in _SECTION_KEYS:
         if key in config:
             inner = config[key]
             return inner if isinstance(inner, Mapping) else {}
@@ -286,7 +289,12 @@ def detect(config: Optional[Mapping[str, Any]], model_dir: Optional[str] = None,
         section = _section(config)
         quant_method = str(section.get("quant_method") or "")
         methods = lookup_all(config)
-        if section and not methods:
+        if not section and any(config.get(key) is not None for key in _SECTION_KEYS):
+            # present but empty (or not an object): transformers refuses to load it ("has no quant_method")
+            found.append(Found(None, "an empty quantization_config (no quant_method: transformers refuses it)",
+                               caveat="remove quantization_config from config.json, or give the method that "
+                                      "quantized the weights (quant_method)"))
+        elif section and not methods:
             found.append(Found(None, f"quant_method {quant_method or '(absent)'}", quant_method))
         for m in methods:
             if m.id == "none":
