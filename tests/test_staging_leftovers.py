@@ -14,7 +14,8 @@ import pytest
 
 from ascend_compat import _staging
 from ascend_compat.kernel_helper import default_spec, scaffold
-from tests.test_staging_recovery import ADAPT, FIXTURE, KERNEL, SCAFFOLD, killed_at, listing, report_again
+from tests.test_staging_recovery import ADAPT, KERNEL, SCAFFOLD, killed_at, listing, report_again
+from tests.test_staging_review import adapted  # noqa: F401 (fixture)
 
 # Killed after mkdtemp made the staging folder, before its marker exists.
 PAUSE_BEFORE_MARK = """
@@ -63,26 +64,13 @@ def killed_with(pause: str, call: str, flag_dir: Path) -> None:
               flag_dir)
 
 
-@pytest.fixture
-def adapted(tmp_path: Path) -> tuple[Path, Path, Path]:
-    """(repository, adaptation folder, its parent) after a first report and the user's work in the folder."""
-    repo = tmp_path / "kernelpkg"
-    shutil.copytree(FIXTURE, repo)
-    folder = tmp_path / "out" / "ascend_adaptation"
-    report_again(repo, folder)
-    kernel = folder / KERNEL
-    kernel.write_text(kernel.read_text() + "// the kernel body I ported\n")
-    (folder / "NOTES.md").write_text("my notes\n")
-    return repo, folder, folder.parent
-
-
 def hidden(parent: Path, name: str) -> list[Path]:
     return sorted(p for p in parent.iterdir() if p.name != name)
 
 
 @pytest.mark.parametrize("pause", PAUSES, ids=["before its marker", "as its marker was created"])
 def test_a_report_killed_before_marking_its_staging_folder_leaves_nothing_after_the_next_run(
-        pause: str, adapted: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        pause: str, adapted: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
     repo, folder, parent = adapted
     mine = listing(folder)
     killed_with(pause, ADAPT.format(repo=str(repo), target=str(folder)), tmp_path)
@@ -134,7 +122,7 @@ def test_an_empty_folder_of_the_staging_name_that_the_tool_cannot_have_left_is_k
 
 
 def test_the_previous_folder_is_kept_and_named_when_the_user_deleted_the_new_one_after_a_kill(
-        adapted: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        adapted: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
     """Killed at the last swap: the new folder in place, the previous one aside and unmarked. The user deletes
     the new folder; the previous one holds the only copy of their notes and kernel body."""
     repo, folder, parent = adapted
@@ -164,7 +152,7 @@ def test_the_previous_folder_is_kept_and_named_when_the_user_deleted_the_new_one
 
 
 def test_a_marked_previous_folder_is_not_deleted_while_it_holds_the_only_copy_of_the_users_files(
-        adapted: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        adapted: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
     """Killed while the previous folder, marked for deletion, was deleted; the user deletes the new folder."""
     repo, folder, parent = adapted
     mine = listing(folder)
