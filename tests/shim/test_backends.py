@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -314,6 +315,25 @@ print(torch.zeros(2, device="cuda:1").device, torch.device("cuda:2"))
     assert proc.stdout.split("\n")[:2] == ["meta meta meta", "cpu cpu"]
 
 
+def _entry_point_asker(folder: Path, cache: Path) -> Callable[[], str]:
+    """A fresh interpreter's answer, with ``folder`` alone on ``sys.path`` and the cache under ``cache``, to
+    "may a distribution declare a backend entry point?", and whether the scanning module was imported for it."""
+    probe = f"""
+import json, sys  # json: the cache's format, imported before sys.path holds only the test's directory
+from ascend_compat import backends
+sys.path[:] = [{str(folder)!r}]
+print(backends._group_may_be_declared("ascend_compat.backends"),
+      "ascend_compat.backends._entry_point_cache" in sys.modules)
+"""
+
+    def ask() -> str:
+        proc = run_python(probe, env={"ASCEND_COMPAT_CACHE_DIR": str(cache)})
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip()
+
+    return ask
+
+
 def test_the_entry_point_check_answers_from_a_warm_cache_without_its_scanning_module(tmp_path: Path):
     # Issue 15: when every sys.path directory is a cache hit, detection answers in backends/__init__ without
     # importing _entry_point_cache (which lists and writes); a directory that changed goes through that module.
@@ -321,19 +341,7 @@ def test_the_entry_point_check_answers_from_a_warm_cache_without_its_scanning_mo
     site.mkdir()
     _other_distribution(site)
     _age(site)
-    probe = f"""
-import json, sys  # json: the cache's format, imported before sys.path holds only the test's directory
-from ascend_compat import backends
-sys.path[:] = [{str(site)!r}]
-print(backends._group_may_be_declared("ascend_compat.backends"),
-      "ascend_compat.backends._entry_point_cache" in sys.modules)
-"""
-    env = {"ASCEND_COMPAT_CACHE_DIR": str(tmp_path / "cache")}
-
-    def ask() -> str:
-        proc = run_python(probe, env=env)
-        assert proc.returncode == 0, proc.stderr
-        return proc.stdout.strip()
+    ask = _entry_point_asker(site, tmp_path / "cache")
 
     assert ask() == "False True"  # cold: listed, and cached
     assert ask() == "False False"  # warm: answered from the cache alone
@@ -353,19 +361,8 @@ def test_a_small_folder_that_has_not_changed_for_an_hour_is_cached(tmp_path: Pat
     for i in range(200):
         stdlib.joinpath(f"m{i}.py").write_text("")
     _age(stdlib, 2 * 3600.0)
-    probe = f"""
-import json, sys
-from ascend_compat import backends
-sys.path[:] = [{str(stdlib)!r}]
-print(backends._group_may_be_declared("ascend_compat.backends"),
-      "ascend_compat.backends._entry_point_cache" in sys.modules)
-"""
     cache = tmp_path / "cache"
-
-    def ask() -> str:
-        proc = run_python(probe, env={"ASCEND_COMPAT_CACHE_DIR": str(cache)})
-        assert proc.returncode == 0, proc.stderr
-        return proc.stdout.strip()
+    ask = _entry_point_asker(stdlib, cache)
 
     assert ask() == "False True"  # scanned once, and cached
     assert str(stdlib) in (cache / "backend-entry-points.json").read_text()
@@ -381,19 +378,8 @@ def test_a_small_folder_without_distributions_is_listed_not_cached(tmp_path: Pat
     for i in range(20):
         project.joinpath(f"f{i}.py").write_text("")
     _age(project)
-    probe = f"""
-import json, sys
-from ascend_compat import backends
-sys.path[:] = [{str(project)!r}]
-print(backends._group_may_be_declared("ascend_compat.backends"),
-      "ascend_compat.backends._entry_point_cache" in sys.modules)
-"""
     cache = tmp_path / "cache"
-
-    def ask() -> str:
-        proc = run_python(probe, env={"ASCEND_COMPAT_CACHE_DIR": str(cache)})
-        assert proc.returncode == 0, proc.stderr
-        return proc.stdout.strip()
+    ask = _entry_point_asker(project, cache)
 
     assert ask() == "False False"
     project.joinpath("checkpoint.pt").write_text("")  # the folder changed since: still no write
