@@ -2,8 +2,8 @@
 
 Every array has a logical ``numpy.dtype``; its torch tensor has a *storage* dtype. They are the same except for
 the unsigned types torch barely computes with: uint16 is stored as int32 and uint32 as int64 (values exact,
-results masked back into range), uint64 as the int64 bit pattern (add/sub/mul/bitwise exact; order, division
-and float conversion are exact below 2**63).
+results masked back into range), uint64 as the int64 bit pattern (add/sub/mul/bitwise exact; order and division
+through :func:`unsigned_order`; float conversion exact below 2**63).
 """
 
 from __future__ import annotations
@@ -49,6 +49,8 @@ _TORCH_TO_NP: dict[torch.dtype, numpy.dtype] = {
 # Logical unsigned types held in a wider signed storage type: the mask that wraps a result back into range.
 WRAP_MASK: dict[numpy.dtype, int] = {numpy.dtype(numpy.uint16): 0xFFFF, numpy.dtype(numpy.uint32): 0xFFFFFFFF}
 UINT64 = numpy.dtype(numpy.uint64)
+#: uint64's top bit in its int64 storage, as a Python int (``unsigned_order`` flips it).
+UINT64_TOP_BIT = -(2**63)
 BOOL = numpy.dtype(numpy.bool_)
 INT64 = numpy.dtype(numpy.int64)
 FLOAT64 = numpy.dtype(numpy.float64)
@@ -114,6 +116,13 @@ def numpy_view_for_torch(arr: numpy.ndarray) -> numpy.ndarray:
     if dt in WRAP_MASK:
         return arr.astype(numpy.int32 if dt.itemsize == 2 else numpy.int64)
     return arr
+
+
+def unsigned_order(t: torch.Tensor) -> torch.Tensor:
+    """uint64 values held as int64 bit patterns with the top bit flipped: torch's signed order of the result is
+    the unsigned order of ``t`` (max, min, sort, search, comparison). Its own inverse: the same call maps a result
+    back to uint64 storage."""
+    return t ^ UINT64_TOP_BIT
 
 
 def cast_tensor(t: torch.Tensor, src: numpy.dtype, dst: numpy.dtype) -> torch.Tensor:

@@ -182,9 +182,9 @@ def _minmax(a: ArrayArg, axis: Axes, out: Out, keepdims: bool, initial: Optional
     a, axes = _prep(a, axis)
     t = a._t
     flip = a._dtype == _dtypes.UINT64
-    if flip:  # uint64 held as its int64 bit pattern: with the top bit flipped, signed order is the unsigned one
-        t = t ^ _I64_MIN
-        initial = None if initial is None else int(initial) + _I64_MIN  # type: ignore[call-overload]
+    if flip:  # uint64 held as its int64 bit pattern: ordered as unsigned through its flipped top bit
+        t = _dtypes.unsigned_order(t)
+        initial = None if initial is None else int(initial) + _dtypes.UINT64_TOP_BIT  # type: ignore[call-overload]
     if where is not True:
         if initial is None:
             raise ValueError(f"reduction operation '{name}' does not have an identity, so to use a where mask one "
@@ -207,11 +207,9 @@ def _minmax(a: ArrayArg, axis: Axes, out: Out, keepdims: bool, initial: Optional
             r = (torch.maximum if name == "maximum" else torch.minimum)(r, torch.tensor(initial, dtype=r.dtype,
                                                                                          device=r.device))
     if flip:
-        r = r ^ _I64_MIN
+        r = _dtypes.unsigned_order(r)
     return _finish(r.to(t.dtype) if t.dtype == torch.bool else r, a._dtype, out, a._dtype)
 
-
-_I64_MIN = -(2**63)
 
 
 def amax(a: ArrayArg, axis: Axes = None, out: Out = None, keepdims: bool = False, initial: Optional[Scalar] = None,

@@ -18,7 +18,7 @@ def _sort_key(a: ndarray) -> torch.Tensor:
     """A tensor that torch orders as NumPy orders ``a`` (unsigned 64-bit and bool handled)."""
     t = a._t
     if a._dtype == _dtypes.UINT64:
-        return t ^ torch.tensor(-(2**63), dtype=torch.int64, device=t.device)
+        return _dtypes.unsigned_order(t)
     if t.dtype == torch.bool:
         return t.to(torch.uint8)
     return t
@@ -136,8 +136,8 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> ndar
         return _wrap(r.reshape(vt.shape))
     if at.dtype == torch.bool:
         at, vt = at.to(torch.uint8), vt.to(torch.uint8)
-    if dt == numpy.dtype(numpy.uint64):  # int64 bit patterns: the top bit flipped orders them as unsigned
-        at, vt = at ^ -(2**63), vt ^ -(2**63)
+    if dt == _dtypes.UINT64:  # int64 bit patterns: ordered as unsigned through the flipped top bit
+        at, vt = _dtypes.unsigned_order(at), _dtypes.unsigned_order(vt)
     srt = None if sorter is None else asarray(sorter)._t.to(torch.int64)
     r = torch.searchsorted(at.contiguous(), vt.reshape(1) if vt.dim() == 0 else vt, right=side == "right",
                            sorter=srt)

@@ -12,7 +12,7 @@ from ascend_compat.cupy import _reduction as R  # noqa: N812
 from ascend_compat.cupy import _ufuncs
 from ascend_compat.cupy._core import _wrap, asarray, ndarray
 from ascend_compat.cupy._correlation import corrcoef, cov
-from ascend_compat.cupy._dtypes import cast_tensor, storage_dtype, to_numpy_dtype
+from ascend_compat.cupy._dtypes import UINT64, cast_tensor, storage_dtype, to_numpy_dtype, unsigned_order
 from ascend_compat.cupy._histogram import bincount, digitize, histogram, histogram2d, histogramdd
 from ascend_compat.cupy._manipulation import moveaxis, normalize_axes, normalize_axis
 
@@ -332,9 +332,9 @@ def ufunc_accumulate(uf: Any, array: Any, axis: int, dtype: Any, out: Any) -> nd
            "minimum": lambda x, dim: torch.cummin(x, dim)[0]}
     fn = fns.get(uf.name)
     if fn is not None and not t.is_complex() and t.dtype != torch.bool:
-        if dt == numpy.dtype(numpy.uint64) and uf.name in ("maximum", "minimum"):
-            # int64 bit patterns: the top bit flipped orders them as unsigned (cummax would order them signed)
-            return R._finish(fn(t ^ -(2**63), dim=ax) ^ -(2**63), dt, out, dt)
+        if dt == UINT64 and uf.name in ("maximum", "minimum"):
+            # int64 bit patterns: ordered as unsigned through the flipped top bit (cummax would order them signed)
+            return R._finish(unsigned_order(fn(unsigned_order(t), dim=ax)), dt, out, dt)
         return R._finish(fn(t, dim=ax), dt, out, dt)
     m = moveaxis(_wrap(t, dt), ax, 0)
     parts = [m[0]]

@@ -17,7 +17,7 @@ from numpy.exceptions import ComplexWarning
 from ascend_compat.cupy import _alloc, _complex_arith
 from ascend_compat.cupy._broadcast_errors import shape_text
 from ascend_compat.cupy._core import _wrap, asarray, ndarray
-from ascend_compat.cupy._dtypes import WRAP_MASK, cast_tensor, storage_dtype
+from ascend_compat.cupy._dtypes import UINT64, WRAP_MASK, cast_tensor, storage_dtype
 from ascend_compat.cupy._ufunc_support import UINT64_KERNELS, unalias
 
 # ufuncs whose torch function can write into ``out=`` directly (same dtype, same shape).
@@ -35,12 +35,10 @@ COMPLEX_OUT_KERNELS = {**OUT_KERNELS, "add": _complex_arith.add, "subtract": _co
 
 def out_kernel(name: str, loop_out: numpy.dtype) -> Optional[Callable[..., Any]]:
     """The kernel writing ufunc ``name``'s result of loop dtype ``loop_out`` into ``out=`` (None: none)."""
-    if loop_out == _UINT64 and name in UINT64_KERNELS:  # torch's int64 kernel would order the bit patterns signed
+    if loop_out == UINT64 and name in UINT64_KERNELS:  # torch's int64 kernel would order the bit patterns signed
         return None
     return (COMPLEX_OUT_KERNELS if loop_out.kind == "c" else OUT_KERNELS).get(name)
 
-
-_UINT64 = numpy.dtype(numpy.uint64)
 
 # Float arrays on the CPU: ufuncs (by loop dtype char, f = float32, d = float64) whose NumPy SIMD kernel is several
 # times faster than torch's CPU kernel (torch 2.13 on x86-64: cos/sin/tan/exp/log/tanh 2-9x slower, see

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import torch
 
 from ascend_compat.cupy import _complex_arith
+from ascend_compat.cupy._dtypes import unsigned_order
 from ascend_compat.cupy._ufunc import create_ufunc
 from ascend_compat.cupy._ufunc_support import UINT64_KERNELS
 
@@ -231,11 +232,8 @@ def _unsigned_order(fn: Any) -> Any:
     def kernel(a: Any, b: Any) -> Any:
         like = a if isinstance(a, _T) else b
         a, b = (x if isinstance(x, _T) else torch.tensor(x, dtype=torch.int64, device=like.device) for x in (a, b))
-        return fn(a ^ _I64_MIN, b ^ _I64_MIN) ^ _I64_MIN
+        return unsigned_order(fn(unsigned_order(a), unsigned_order(b)))
     return kernel
-
-
-_I64_MIN = -(2**63)
 
 
 def _unsigned_divmod(a: Any, b: Any) -> tuple[_T, _T]:
@@ -249,7 +247,7 @@ def _unsigned_divmod(a: Any, b: Any) -> tuple[_T, _T]:
     big = b < 0
     q = torch.where(big, 0, (((a >> 1) & (2**63 - 1)) // torch.where(big, 1, b)) << 1)
     r = a - q * b
-    over = (r ^ _I64_MIN) >= (b ^ _I64_MIN)
+    over = unsigned_order(r) >= unsigned_order(b)
     q, r = q + over.to(q.dtype), torch.where(over, r - b, r)
     return torch.where(zero, 0, q), torch.where(zero, 0, r)
 
