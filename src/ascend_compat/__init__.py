@@ -101,6 +101,17 @@ def _cache_root() -> str:
     return os.path.join(base, "ascend_compat")
 
 
+def _stacklevel_outside(directory: str) -> int:
+    """The ``stacklevel`` that makes a ``warnings.warn`` issued by this function's caller point at the first frame
+    whose file is outside ``directory`` (the user's line, however deep in a subpackage the warning is raised)."""
+    import sys
+
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(directory):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _write_cache(path: str, data: bytes) -> None:
     """Replace the cache file ``path`` with ``data`` (:mod:`ascend_compat._atomic`, no fsync: a torn entry is
     rebuilt). Best effort: a read-only home or a full disk only loses the saving the cache gives."""

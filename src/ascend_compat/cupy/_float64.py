@@ -25,12 +25,11 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from types import FrameType
 from typing import Any, Optional
 
 import numpy
 
-from ascend_compat import settings
+from ascend_compat import _stacklevel_outside, settings
 
 __all__ = ["ENV", "POLICIES", "Float64DowncastWarning", "Float64Error", "check_dtype", "policy", "show_config",
            "ufunc_signature"]
@@ -118,7 +117,7 @@ def check_dtype(dtype: Any, device: Any = None) -> numpy.dtype:
         )
     to = _DOWNCAST[want]
     warnings.warn(f"{want} downcast to {to} on the {where} device ({ENV}=downcast-warn)",
-                  Float64DowncastWarning, stacklevel=_caller_level())
+                  Float64DowncastWarning, stacklevel=_stacklevel_outside(_PACKAGE_DIR))
     return to
 
 
@@ -138,15 +137,6 @@ def ufunc_signature(loop: tuple[Any, ...], nin: int, device: Any) -> Optional[tu
 WIDE = frozenset(_DOWNCAST)
 FULL_FLOAT64 = frozenset(_FULL_FLOAT64)
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
-def _caller_level() -> int:
-    """The ``stacklevel`` (for a warning issued by ``check_dtype``) of the first frame outside this package."""
-    frame: Optional[FrameType] = sys._getframe(2)  # check_dtype's caller
-    level = 2
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def _config_rows() -> list[tuple[str, str]]:

@@ -204,12 +204,11 @@ def superoptimize(graph: KernelGraph, backend: str = "ascend", target: Optional[
 
 def _cache_warning(e: OSError) -> None:
     """Warn, pointing at the user's line (the first frame outside this package)."""
-    import sys
     import warnings
 
-    here, frame, level = str(Path(__file__).parent), sys._getframe(), 1
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(here):
-        frame, level = frame.f_back, level + 1
+    from ascend_compat import _stacklevel_outside
+
+    level = _stacklevel_outside(str(Path(__file__).parent))
     warnings.warn(f"ascend_compat.superopt: the plan cache cannot be written ({e}); running without it "
                   "(set ASCEND_COMPAT_CACHE_DIR to a writable folder to keep plans)", RuntimeWarning,
                   stacklevel=level)
